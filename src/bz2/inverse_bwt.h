@@ -1,0 +1,59 @@
+// The inverse Burrows-Wheeler transform of one block, walked on many interleaved lanes.
+//
+// The walk is a chain of dependent loads over a table as big as the block (3.6 MB for 900k): one
+// chain costs a cache miss per byte (~16 ns here), many independent chains overlap their misses
+// (~1.2 ns a step at 32). The permutation is one cycle, so we cut it at chosen states ("segment
+// starts", flagged in a spare bit of the table): each lane walks a segment until it reaches another
+// segment's start, then takes the next unstarted segment. Segments write into fixed-size chunks
+// of a scratch buffer; afterwards the chunks are put back in cycle order (each segment ends where
+// its successor starts) and read out in that order, so nothing is copied. A corrupt block whose
+// table is not one cycle is detected (a lane runs out of chunks, or the stitched length is wrong).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "bz2/errors.h"
+
+namespace mibz2::bz2 {
+
+class InverseBwt {
+ public:
+  // Decodes: ll holds the block's n BWT bytes (the output of Huffman/MTF), counts their byte
+  // histogram, orig_ptr the origin. Afterwards for_each_piece() yields the pre-RLE1 bytes in order.
+  // Returns kBadBwtCycle for a table that is not one cycle.
+  ErrorCode run(const uint8_t* ll, uint32_t n, const uint32_t counts[256], uint32_t orig_ptr);
+
+  // Calls fn(const uint8_t* data, size_t size) for each piece of the output, in order.
+  // The pieces are in this object's scratch memory (fn may modify them in place).
+  template <class Fn>
+  void for_each_piece(Fn&& fn) {
+    for (uint32_t c : order_) fn(scratch_.get() + chunks_[c].begin, size_t{chunks_[c].len});
+  }
+
+  // Bytes of scratch memory held (for accounting).
+  size_t memory_bytes() const;
+
+ private:
+  struct Chunk {
+    uint32_t begin;  // offset in scratch_
+    uint32_t len;    // bytes written
+    uint32_t next;   // next chunk of the same segment, or kEndsAtStart | state of the next segment
+  };
+
+  uint32_t build_table(const uint8_t* ll, uint32_t n, const uint32_t counts[256]);
+  ErrorCode walk(uint32_t n, uint32_t orig_ptr);
+  ErrorCode stitch(uint32_t n);
+
+  std::unique_ptr<uint32_t[]> table_;   // the walk table: next state << 8 | byte, plus a flag bit
+  uint32_t table_capacity_ = 0;
+  std::unique_ptr<uint8_t[]> scratch_;  // chunk storage
+  uint32_t scratch_capacity_ = 0;
+  std::vector<Chunk> chunks_;
+  std::vector<uint32_t> starts_;        // segment start states, segment 0 first (= orig_ptr)
+  std::vector<uint32_t> first_chunk_;   // per segment
+  std::vector<uint32_t> order_;         // chunk indices in output order
+};
+
+}  // namespace mibz2::bz2

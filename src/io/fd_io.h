@@ -1,0 +1,18 @@
+// Whole-buffer write and read on file descriptors: loop over short transfers and EINTR.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace mibz2::io {
+
+// Writes all of [data, data+size). Returns 0 or an errno value (EPIPE when the reader went away).
+int write_all(int fd, const void* data, size_t size);
+
+// Reads up to size bytes at offset, looping until size bytes or end of file. Returns the byte
+// count, or -errno.
+ssize_t pread_full(int fd, void* data, size_t size, uint64_t offset);
+
+}  // namespace mibz2::io
