@@ -83,69 +83,81 @@ ErrorCode InverseBwt::walk(uint32_t n, uint32_t /*orig_ptr*/) {
   const uint32_t* t = table_.get();
   uint8_t* const scratch = scratch_.get();
 
-  struct Lane {
-    uint32_t state;
-    uint32_t chunk;
-    uint8_t* out;
-    uint8_t* end;
-  };
-  Lane lanes[kLanes];
+  // Lanes step in rounds. Lane l writes its byte of round r at scratch[base[l] + r] (unsigned
+  // arithmetic, wrapping by design), so one round counter serves every lane's output cursor and a
+  // lane that moves to a new chunk just gets a new base. Rounds run in batches no longer than the
+  // smallest room left in any lane's chunk, so the inner loop checks nothing but the start flag.
+  uint32_t state[kLanes];
+  uint32_t base[kLanes];
+  uint32_t chunk[kLanes];
   uint32_t active = 0;
   uint32_t next_segment = 0;
+  uint32_t round = 0;
 
-  auto open_chunk = [&](Lane& lane) -> bool {
+  auto open_chunk = [&](uint32_t l) -> bool {
     if (chunks_.size() == max_chunks) return false;
     const uint32_t c = static_cast<uint32_t>(chunks_.size());
     chunks_.push_back({c * kChunk, 0, kNoNext});
-    lane.chunk = c;
-    lane.out = scratch + size_t{c} * kChunk;
-    lane.end = lane.out + kChunk;
+    chunk[l] = c;
+    base[l] = c * kChunk - round;
     return true;
   };
-  // Starts the next unstarted segment on `lane`: 1 started, 0 none left, -1 out of chunks.
-  auto start_segment = [&](Lane& lane) -> int {
+  auto written = [&](uint32_t l) { return base[l] + round - chunks_[chunk[l]].begin; };
+  // Starts the next unstarted segment on lane l, taking the lane's step of the current round:
+  // 1 started, 0 none left, -1 out of chunks.
+  auto start_segment = [&](uint32_t l) -> int {
     if (next_segment == nseg) return 0;
-    if (!open_chunk(lane)) return -1;
-    first_chunk_[next_segment] = lane.chunk;
+    if (!open_chunk(l)) return -1;
+    first_chunk_[next_segment] = chunk[l];
     // The first step reads the segment's own flagged entry, which must not stop it.
     const uint32_t e = t[starts_[next_segment++]];
-    *lane.out++ = static_cast<uint8_t>(e);
-    lane.state = (e >> 8) & kStateMask;
+    scratch[base[l] + round] = static_cast<uint8_t>(e);
+    state[l] = (e >> 8) & kStateMask;
     return 1;
   };
 
   while (active < kLanes) {
-    const int r = start_segment(lanes[active]);
+    const int r = start_segment(active);
     if (r < 0) return ErrorCode::kBadBwtCycle;
     if (r == 0) break;
     ++active;
   }
+  ++round;  // every started lane took its step of round 0
   while (active > 0) {
-    for (uint32_t l = 0; l < active;) {
-      Lane& lane = lanes[l];
-      const uint32_t e = t[lane.state];
-      if (e & kSegmentStartFlag) [[unlikely]] {
-        Chunk& c = chunks_[lane.chunk];
-        c.len = static_cast<uint32_t>(lane.out - (scratch + c.begin));
-        c.next = kEndsAtStart | lane.state;
-        const int r = start_segment(lane);
-        if (r < 0) return ErrorCode::kBadBwtCycle;
-        if (r == 0) {
-          lanes[l] = lanes[--active];
+    uint32_t batch = kChunk;
+    for (uint32_t l = 0; l < active; ++l) batch = std::min(batch, kChunk - written(l));
+    // A lane that changes chunk inside the batch gets a fresh chunk with kChunk - 1 >= batch - 1
+    // bytes of room left after its first byte, so no lane can overflow before the batch ends.
+    for (const uint32_t batch_end = round + batch; round != batch_end; ++round) {
+      for (uint32_t l = 0; l < active;) {
+        const uint32_t e = t[state[l]];
+        if (e & kSegmentStartFlag) [[unlikely]] {
+          Chunk& c = chunks_[chunk[l]];
+          c.len = written(l);
+          c.next = kEndsAtStart | state[l];
+          const int r = start_segment(l);
+          if (r < 0) return ErrorCode::kBadBwtCycle;
+          if (r == 0) {
+            --active;
+            state[l] = state[active];
+            base[l] = base[active];
+            chunk[l] = chunk[active];
+            continue;  // the moved lane takes its step in this slot
+          }
+          ++l;
           continue;
         }
+        scratch[base[l] + round] = static_cast<uint8_t>(e);
+        state[l] = (e >> 8) & kStateMask;
         ++l;
-        continue;
       }
-      *lane.out++ = static_cast<uint8_t>(e);
-      lane.state = (e >> 8) & kStateMask;
-      if (lane.out == lane.end) [[unlikely]] {
-        const uint32_t full = lane.chunk;
-        if (!open_chunk(lane)) return ErrorCode::kBadBwtCycle;
-        chunks_[full].len = kChunk;
-        chunks_[full].next = lane.chunk;
-      }
-      ++l;
+    }
+    for (uint32_t l = 0; l < active; ++l) {
+      if (written(l) < kChunk) continue;
+      const uint32_t full = chunk[l];
+      if (!open_chunk(l)) return ErrorCode::kBadBwtCycle;
+      chunks_[full].len = kChunk;
+      chunks_[full].next = chunk[l];
     }
   }
   return ErrorCode::kOk;
