@@ -32,35 +32,37 @@ void MappedFile::close() {
 }
 
 bool MappedFile::open(const std::string& path, std::string* error) {
-  close();
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     *error = std::strerror(errno);
     return false;
   }
+  const bool ok = map_fd(fd, error);
+  ::close(fd);
+  return ok;
+}
+
+bool MappedFile::map_fd(int fd, std::string* error) {
+  close();
   struct stat st;
   if (fstat(fd, &st) != 0) {
     *error = std::strerror(errno);
-    ::close(fd);
     return false;
   }
   if (!S_ISREG(st.st_mode)) {
     *error = S_ISDIR(st.st_mode) ? "Is a directory" : "not a regular file";
-    ::close(fd);
     return false;
   }
-  size_ = static_cast<uint64_t>(st.st_size);
-  if (size_ > 0) {
-    void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > 0) {
+    void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
       *error = std::strerror(errno);
-      size_ = 0;
-      ::close(fd);
       return false;
     }
     data_ = static_cast<const uint8_t*>(p);
   }
-  ::close(fd);
+  size_ = size;
   return true;
 }
 

@@ -21,6 +21,8 @@ class MappedFile {
 
   // Maps `path`; on failure returns false and sets *error to a message with strerror.
   bool open(const std::string& path, std::string* error);
+  // Maps an open regular file (the descriptor may be closed afterwards).
+  bool map_fd(int fd, std::string* error);
 
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   uint64_t size() const { return size_; }

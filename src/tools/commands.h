@@ -9,5 +9,11 @@ inline constexpr int kExitUsage = 1;
 inline constexpr int kExitDataError = 2;
 
 int cmd_cat(int argc, char** argv);
+int cmd_index(int argc, char** argv);
+int cmd_info(int argc, char** argv);
+int cmd_verify(int argc, char** argv);
+
+// Prints "mibz2 COMMAND: MESSAGE" and returns kExitUsage.
+int usage_error(const char* command, const char* message);
 
 }  // namespace mibz2::tools

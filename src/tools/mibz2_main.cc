@@ -13,7 +13,10 @@ void usage(FILE* out) {
                "usage: mibz2 COMMAND [OPTIONS] FILE.bz2...\n"
                "\n"
                "commands:\n"
-               "  cat     write the decompressed content to standard output\n"
+               "  cat     write the decompressed content (or a range of it) to standard output\n"
+               "  index   build and store the block index of files\n"
+               "  info    show streams, blocks, sizes, damage and the index of files\n"
+               "  verify  decode everything and check every CRC; exit 2 on damage\n"
                "\n"
                "Run 'mibz2 COMMAND --help' for the options of a command.\n"
                "  -h, --help     this help\n"
@@ -21,6 +24,13 @@ void usage(FILE* out) {
 }
 
 }  // namespace
+
+namespace mibz2::tools {
+int usage_error(const char* command, const char* message) {
+  std::fprintf(stderr, "mibz2 %s: %s (try 'mibz2 %s --help')\n", command, message, command);
+  return kExitUsage;
+}
+}  // namespace mibz2::tools
 
 int main(int argc, char** argv) {
   using namespace mibz2::tools;
@@ -39,6 +49,9 @@ int main(int argc, char** argv) {
   }
   // Each command sees argv[0] = the command name, as getopt expects.
   if (cmd == "cat") return cmd_cat(argc - 1, argv + 1);
+  if (cmd == "index") return cmd_index(argc - 1, argv + 1);
+  if (cmd == "info") return cmd_info(argc - 1, argv + 1);
+  if (cmd == "verify") return cmd_verify(argc - 1, argv + 1);
   std::fprintf(stderr, "mibz2: unknown command '%s' (try 'mibz2 --help')\n", argv[1]);
   return kExitUsage;
 }

@@ -1,0 +1,380 @@
+#include "index/index_builder.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "bz2/bit_reader.h"
+#include "bz2/crc32.h"
+#include "bz2/stream_parser.h"
+
+namespace mibz2::index {
+namespace {
+
+// Scan a few MB at a time: long enough to amortise the hand-off, short enough that the first
+// decodes start at once (the scanner runs at GB/s, a block decodes in ~10 ms).
+constexpr uint64_t kScanChunkBytes = 4 << 20;
+// Candidates are decoded before their stream is known, so with the largest block size; the
+// stream's real level is applied when the candidate is resolved.
+constexpr int kDecodeLevel = 9;
+
+std::string bits_where(uint64_t bit) {
+  return "bit " + std::to_string(bit) + " (byte " + std::to_string(bit / 8) + ")";
+}
+
+}  // namespace
+
+IndexBuilder::IndexBuilder(std::span<const uint8_t> data, size_t window)
+    : data_(data), window_(std::max<size_t>(window, 1)) {}
+
+bool IndexBuilder::finished() const {
+  std::lock_guard lk(mu_);
+  return phase_ == Phase::kFinished;
+}
+
+bool IndexBuilder::wait_finished(std::chrono::milliseconds timeout) {
+  std::unique_lock lk(mu_);
+  return changed_.wait_for(lk, timeout, [this] { return phase_ == Phase::kFinished; });
+}
+
+uint64_t IndexBuilder::bytes_done() const { return resolved_bits_.load(std::memory_order_relaxed) / 8; }
+
+BuildResult IndexBuilder::take_result() {
+  std::lock_guard lk(mu_);
+  return std::move(result_);
+}
+
+bool IndexBuilder::has_work_locked() const {
+  const bool claimable = next_claim_seq_ < front_seq_ + candidates_.size() && next_claim_seq_ < front_seq_ + window_;
+  return phase_ == Phase::kFinished || claimable || should_scan_locked();
+}
+
+// Scan ahead when candidates run short or resolution waits for them; one scanner at a time.
+bool IndexBuilder::should_scan_locked() const {
+  return !scan_done_ && !scanning_ && (need_scan_ || candidates_.size() < 2 * window_);
+}
+
+void IndexBuilder::wait() {
+  std::unique_lock lk(mu_);
+  changed_.wait(lk, [this] { return has_work_locked(); });
+}
+
+IndexBuilder::Step IndexBuilder::step(bz2::BlockDecoder& decoder, bz2::ByteBuffer& scratch) {
+  std::unique_lock lk(mu_);
+  if (phase_ == Phase::kFinished) return Step::kFinished;
+
+  if (should_scan_locked()) {
+    scanning_ = true;
+    const uint64_t from = scan_pos_;
+    const uint64_t to = std::min<uint64_t>(from + kScanChunkBytes, data_.size());
+    lk.unlock();
+    std::vector<bz2::Mark> marks;
+    bz2::scan_marks(data_, from * 8, to * 8, marks);
+    lk.lock();
+    for (const bz2::Mark& m : marks) {
+      Candidate c{m.bit, m.kind, Candidate::State::kPending, {}, {}, 0};
+      // End-of-stream marks need no decoding; they only serve resynchronisation.
+      if (m.kind == bz2::MarkKind::kEndOfStream) c.state = Candidate::State::kDone;
+      candidates_.push_back(c);
+    }
+    scan_pos_ = to;
+    scan_done_ = to >= data_.size();
+    scanning_ = false;
+    need_scan_ = false;
+    resolve_locked();
+    changed_.notify_all();
+    return Step::kWorked;
+  }
+
+  // Claim the first pending candidate inside the window.
+  const uint64_t limit = front_seq_ + window_;
+  while (next_claim_seq_ < front_seq_ + candidates_.size() && next_claim_seq_ < limit) {
+    const uint64_t seq = next_claim_seq_++;
+    Candidate& c = candidates_[seq - front_seq_];
+    if (c.state != Candidate::State::kPending) continue;
+    c.state = Candidate::State::kDecoding;
+    const uint64_t bit = c.bit;
+    lk.unlock();
+    scratch.clear();
+    bz2::BlockResult r;
+    const bz2::Error e = decoder.decode(data_, bit, kDecodeLevel, scratch, r);
+    const uint64_t size = scratch.size();
+    if (scratch.capacity() > (64u << 20)) bz2::ByteBuffer().swap(scratch);  // do not hoard a huge block
+    lk.lock();
+    // The candidate may have been dropped (resolution passed it) while we decoded.
+    if (seq >= front_seq_) {
+      Candidate& d = candidates_[seq - front_seq_];
+      d.error = e;
+      d.block = r;
+      d.size = size;
+      d.state = Candidate::State::kDone;
+      resolve_locked();
+    }
+    changed_.notify_all();
+    return Step::kWorked;
+  }
+  return phase_ == Phase::kFinished ? Step::kFinished : Step::kIdle;
+}
+
+void IndexBuilder::work() {
+  bz2::BlockDecoder decoder;
+  bz2::ByteBuffer scratch;
+  for (;;) {
+    const Step s = step(decoder, scratch);
+    if (s == Step::kFinished) return;
+    if (s == Step::kIdle) wait();
+  }
+}
+
+BuildResult IndexBuilder::run(unsigned threads) {
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < std::max(threads, 1u); ++i) pool.emplace_back([this] { work(); });
+  work();
+  for (auto& t : pool) t.join();
+  return take_result();
+}
+
+IndexBuilder::Candidate* IndexBuilder::front_candidate() {
+  while (!candidates_.empty() && candidates_.front().bit < cursor_) {
+    candidates_.pop_front();
+    ++front_seq_;
+  }
+  next_claim_seq_ = std::max(next_claim_seq_, front_seq_);
+  if (candidates_.empty()) {
+    if (!scan_done_) need_scan_ = true;
+    return nullptr;
+  }
+  return &candidates_.front();
+}
+
+void IndexBuilder::add_block(uint64_t start_bit, uint64_t flags, uint64_t size, uint64_t end_bit, uint32_t crc) {
+  if (first_in_stream_) flags |= BlockRecord::kStreamStart;
+  first_in_stream_ = false;
+  result_.index.blocks.push_back(BlockRecord::make(start_bit, level_, flags, out_offset_,
+                                                   static_cast<uint32_t>(end_bit - start_bit), crc));
+  out_offset_ += size;
+  if (flags & (BlockRecord::kCrcMismatch | BlockRecord::kUndecodable)) {
+    result_.index.damaged_blocks++;
+    result_.index.flags |= BlockIndex::kHasDamage;
+  }
+  if (flags & BlockRecord::kUndecodable) result_.index.flags |= BlockIndex::kHasUndecodable;
+}
+
+void IndexBuilder::finish_locked() {
+  phase_ = Phase::kFinished;
+  result_.index.decompressed_size = out_offset_;
+  if (result_.index.stream_count == 0 && result_.error.empty()) result_.error = "no bzip2 stream found";
+  result_.ok = result_.error.empty();
+  resolved_bits_.store(data_.size() * 8, std::memory_order_relaxed);
+  changed_.notify_all();
+}
+
+bool IndexBuilder::plausible_end_of_stream(uint64_t bit) const {
+  if (bit + bz2::kEndOfStreamBits > data_.size() * 8) return false;
+  int level;
+  const auto next = bz2::classify_stream_start(data_, (bit + bz2::kEndOfStreamBits + 7) / 8, &level);
+  return next == bz2::StreamStart::kStream || next == bz2::StreamStart::kEnd;
+}
+
+// Resolves as far as the decoded candidates allow. Runs under mu_; it reads only a few bytes of
+// the source, at places the decoders and the scanner have just read.
+void IndexBuilder::resolve_locked() {
+  BlockIndex& idx = result_.index;
+  for (;;) {
+    resolved_bits_.store(phase_ == Phase::kStreamStart ? stream_byte_ * 8 : cursor_, std::memory_order_relaxed);
+    switch (phase_) {
+      case Phase::kFinished: return;
+
+      case Phase::kStreamStart: {
+        int level = 0;
+        switch (bz2::classify_stream_start(data_, stream_byte_, &level)) {
+          case bz2::StreamStart::kStream:
+            level_ = level;
+            cursor_ = stream_byte_ * 8 + bz2::kStreamHeaderBits;
+            combined_crc_ = 0;
+            stream_crc_unverifiable_ = false;
+            first_in_stream_ = true;
+            idx.stream_count++;
+            phase_ = Phase::kInStream;
+            continue;
+          case bz2::StreamStart::kEnd:
+            if (idx.stream_count == 0) result_.error = "empty file (no bzip2 stream header)";
+            finish_locked();
+            return;
+          case bz2::StreamStart::kTruncated:
+            if (idx.stream_count == 0) {
+              result_.error = "file ends inside the bzip2 stream header";
+            } else {
+              idx.truncated_at_bit = stream_byte_ * 8;
+              note("file ends inside a stream header at byte " + std::to_string(stream_byte_) + " (truncated file)");
+            }
+            finish_locked();
+            return;
+          case bz2::StreamStart::kNotBzip2:
+            if (idx.stream_count == 0) {
+              result_.error = "not a bzip2 file (no \"BZh1\"..\"BZh9\" header)";
+            } else {
+              idx.trailing_bytes = data_.size() - stream_byte_;
+              note("trailing garbage after the last stream ignored: " + std::to_string(idx.trailing_bytes) +
+                   " bytes at byte " + std::to_string(stream_byte_));
+            }
+            finish_locked();
+            return;
+        }
+        return;
+      }
+
+      case Phase::kInStream: {
+        const uint64_t magic = bz2::read48_at(data_, cursor_);
+        if (magic == bz2::kEndOfStreamMagic) {
+          if (cursor_ + bz2::kEndOfStreamBits > data_.size() * 8) {
+            idx.truncated_at_bit = cursor_;
+            note("file ends inside the end-of-stream marker at " + bits_where(cursor_) + " (truncated file)");
+            finish_locked();
+            return;
+          }
+          bz2::BitReader br(data_, cursor_ + 48);
+          const uint32_t stored = br.read(32);
+          if (stored != combined_crc_ && !stream_crc_unverifiable_) {
+            idx.flags |= BlockIndex::kStreamCrcMismatch;
+            note("stream " + std::to_string(idx.stream_count) + " combined CRC mismatch at " + bits_where(cursor_ + 48));
+          }
+          stream_byte_ = (cursor_ + bz2::kEndOfStreamBits + 7) / 8;
+          phase_ = Phase::kStreamStart;
+          continue;
+        }
+        if (magic == bz2::kBlockMagic) {
+          Candidate* c = front_candidate();
+          if (!c) {
+            if (need_scan_) return;
+            phase_ = Phase::kResync;  // cannot happen: the scanner finds every magic
+            continue;
+          }
+          if (c->bit != cursor_) {
+            phase_ = Phase::kResync;
+            continue;
+          }
+          if (c->state != Candidate::State::kDone) return;  // wait for its decode
+          if (!resolve_block_locked(*c)) return;
+          continue;
+        }
+        if (cursor_ + 48 > data_.size() * 8) {
+          idx.truncated_at_bit = cursor_;
+          note("file ends at " + bits_where(cursor_) + " inside stream " + std::to_string(idx.stream_count) +
+               " before its end-of-stream marker (truncated file)");
+          finish_locked();
+          return;
+        }
+        note("no block or end-of-stream marker at " + bits_where(cursor_) + " where one must start");
+        phase_ = Phase::kResync;
+        continue;
+      }
+
+      case Phase::kResync:
+        resync_locked();
+        if (phase_ == Phase::kResync) return;  // waits for scans or decodes
+        continue;
+    }
+  }
+}
+
+// The candidate at the cursor has been decoded. Returns false when resolution must wait.
+bool IndexBuilder::resolve_block_locked(Candidate& c) {
+  const uint64_t max_len = static_cast<uint64_t>(level_) * 100000;
+  const bz2::BlockResult& r = c.block;
+  const size_t block_no = result_.index.blocks.size();
+  auto next_is_mark = [&](uint64_t bit) {
+    const uint64_t m = bz2::read48_at(data_, bit);
+    return m == bz2::kBlockMagic || m == bz2::kEndOfStreamMagic;
+  };
+
+  if (!c.error && r.bwt_length <= max_len) {
+    add_block(c.bit, 0, c.size, r.end_bit, r.stored_crc);
+    combined_crc_ = bz2::combine_stream_crc(combined_crc_, r.stored_crc);
+    cursor_ = r.end_bit;
+    return true;
+  }
+  if (c.error.code == bz2::ErrorCode::kTruncated) {
+    result_.index.truncated_at_bit = c.bit;
+    note("file ends inside block " + std::to_string(block_no) + " which starts at " + bits_where(c.bit) +
+         " (truncated file): the decompressed file ends at the last complete block");
+    finish_locked();
+    return true;
+  }
+  if (c.error.code == bz2::ErrorCode::kBlockCrcMismatch && r.bwt_length <= max_len && next_is_mark(r.end_bit)) {
+    add_block(c.bit, BlockRecord::kCrcMismatch, c.size, r.end_bit, r.stored_crc);
+    combined_crc_ = bz2::combine_stream_crc(combined_crc_, r.stored_crc);
+    note("block " + std::to_string(block_no) + " at " + bits_where(c.bit) + " is damaged: CRC mismatch (" +
+         std::to_string(c.size) + " bytes at decompressed offset " +
+         std::to_string(result_.index.blocks.back().out_offset) + " will read as I/O errors)");
+    cursor_ = r.end_bit;
+    return true;
+  }
+  // Undecodable. If its symbols were read and it ends where a mark starts, its extent is known.
+  const std::string why = c.error ? bz2::to_string(c.error)
+                                  : "block longer than its stream level " + std::to_string(level_) + " allows";
+  if (r.symbols_read && r.end_bit > c.bit && next_is_mark(r.end_bit)) {
+    note("block " + std::to_string(block_no) + " at " + bits_where(c.bit) + " cannot be decoded: " + why +
+         "; it stands as " + std::to_string(max_len) + " unreadable bytes and offsets after it are shifted");
+    add_block(c.bit, BlockRecord::kUndecodable, max_len, r.end_bit, 0);
+    stream_crc_unverifiable_ = true;
+    cursor_ = r.end_bit;
+    return true;
+  }
+  note("block " + std::to_string(block_no) + " at " + bits_where(c.bit) + " cannot be decoded: " + why +
+       "; searching for the next good block");
+  phase_ = Phase::kResync;
+  return true;
+}
+
+// Skips a damaged stretch starting at the cursor: the next candidate that decodes cleanly (or a
+// plausible end-of-stream marker) ends it; the stretch becomes one undecodable block.
+void IndexBuilder::resync_locked() {
+  const uint64_t damaged_start = cursor_;
+  for (;;) {
+    // Candidates strictly after the damaged start.
+    while (!candidates_.empty() && candidates_.front().bit <= damaged_start) {
+      candidates_.pop_front();
+      ++front_seq_;
+    }
+    next_claim_seq_ = std::max(next_claim_seq_, front_seq_);
+    if (candidates_.empty()) {
+      if (!scan_done_) {
+        need_scan_ = true;
+        return;
+      }
+      result_.index.truncated_at_bit = damaged_start;
+      note("no decodable block after " + bits_where(damaged_start) +
+           ": the decompressed file ends at the last good block");
+      finish_locked();
+      return;
+    }
+    Candidate& c = candidates_.front();
+    if (c.state != Candidate::State::kDone) return;
+    const bool good_block = c.kind == bz2::MarkKind::kBlock && !c.error &&
+                            c.block.bwt_length <= static_cast<uint64_t>(level_) * 100000;
+    const bool good_end = c.kind == bz2::MarkKind::kEndOfStream && plausible_end_of_stream(c.bit);
+    if (!good_block && !good_end) {
+      candidates_.pop_front();
+      ++front_seq_;
+      continue;
+    }
+    const uint64_t nominal = static_cast<uint64_t>(level_) * 100000;
+    add_block(damaged_start, BlockRecord::kUndecodable, nominal, c.bit, 0);
+    note("damaged stretch at compressed " + bits_where(damaged_start) + " .. " + bits_where(c.bit) +
+         " stands as block " + std::to_string(result_.index.blocks.size() - 1) + " of " +
+         std::to_string(nominal) + " unreadable bytes; decompressed offsets after it are shifted by an "
+         "unknown amount");
+    stream_crc_unverifiable_ = true;
+    cursor_ = c.bit;
+    phase_ = Phase::kInStream;
+    return;
+  }
+}
+
+BuildResult build_index(std::span<const uint8_t> data, unsigned threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  IndexBuilder builder(data, 4 * size_t{threads});
+  return builder.run(threads);
+}
+
+}  // namespace mibz2::index

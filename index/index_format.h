@@ -1,0 +1,24 @@
+// Reading and writing index files (index/FORMAT.md). Parsing validates everything and never trusts
+// a field it has not checked; the only per-record work is one linear pass.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "index/block_index.h"
+
+namespace mibz2::index {
+
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr size_t kHeaderSize = 128;
+
+// The index file's bytes.
+std::vector<uint8_t> serialize(const BlockIndex& index);
+
+// Parses and validates `bytes` (structure, checksum, record sanity; not the source identity).
+// Returns false with a reason ("checksum mismatch", "version 7, expected 1", ...).
+bool parse(std::span<const uint8_t> bytes, BlockIndex* out, std::string* reason);
+
+}  // namespace mibz2::index

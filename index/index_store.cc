@@ -1,0 +1,172 @@
+#include "index/index_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "index/hash64.h"
+#include "index/index_format.h"
+#include "io/fd_io.h"
+
+namespace mibz2::index {
+namespace {
+
+constexpr size_t kFingerprintSpan = 64 * 1024;
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+// mkdir -p for the cache directory (mode 0700: indexes reveal what a user reads).
+bool make_dirs(const std::string& dir, std::string* error) {
+  std::string partial;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = dir.find('/', pos + 1);
+    partial = dir.substr(0, pos);
+    if (partial.empty()) continue;
+    if (mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
+      *error = "cannot create " + partial + ": " + errno_text(errno);
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::string default_index_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') return std::string(xdg) + "/mibz2fs";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/mibz2fs";
+  return {};
+}
+
+bool identify_source(int fd, SourceIdentity* id, std::string* error) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    *error = errno_text(errno);
+    return false;
+  }
+  id->size = static_cast<uint64_t>(st.st_size);
+  id->mtime_ns = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec);
+  id->inode = st.st_ino;
+  // The fingerprint catches a file rewritten in place with its size and mtime restored.
+  std::vector<uint8_t> buf(2 * kFingerprintSpan);
+  const size_t head = std::min<uint64_t>(kFingerprintSpan, id->size);
+  const uint64_t tail_off = id->size > kFingerprintSpan ? id->size - kFingerprintSpan : 0;
+  const size_t tail = static_cast<size_t>(id->size - tail_off);
+  const ssize_t a = io::pread_full(fd, buf.data(), head, 0);
+  const ssize_t b = io::pread_full(fd, buf.data() + head, tail, tail_off);
+  if (a < 0 || b < 0) {
+    *error = errno_text(static_cast<int>(-(a < 0 ? a : b)));
+    return false;
+  }
+  id->fingerprint = hash64(buf.data(), static_cast<size_t>(a + b), id->size);
+  return true;
+}
+
+IndexStore::IndexStore(std::string dir) : dir_(dir.empty() ? default_index_dir() : std::move(dir)) {
+  while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+}
+
+std::string IndexStore::path_for(const std::string& source_abs_path) const {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(hash64(source_abs_path.data(), source_abs_path.size())));
+  return dir_ + "/" + base_name(source_abs_path) + "." + hex + ".idx";
+}
+
+IndexStore::Load IndexStore::load(const std::string& source_abs_path, const SourceIdentity& id, BlockIndex* out,
+                                  std::string* reason) const {
+  if (dir_.empty()) return Load::kMissing;
+  const std::string path = path_for(source_abs_path);
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Load::kMissing;
+    *reason = "cannot open " + path + ": " + errno_text(errno);
+    return Load::kInvalid;
+  }
+  struct stat st;
+  std::vector<uint8_t> bytes;
+  ssize_t n = -EIO;
+  if (fstat(fd, &st) == 0 && st.st_size >= 0 && st.st_size < (int64_t{1} << 36)) {
+    bytes.resize(static_cast<size_t>(st.st_size));
+    n = io::pread_full(fd, bytes.data(), bytes.size(), 0);
+  }
+  close(fd);
+  if (n < 0 || static_cast<size_t>(n) != bytes.size()) {
+    *reason = "cannot read " + path;
+    return Load::kInvalid;
+  }
+  BlockIndex idx;
+  std::string why;
+  if (!parse(bytes, &idx, &why)) {
+    *reason = path + ": " + why;
+    return Load::kInvalid;
+  }
+  if (idx.source.size != id.size || idx.source.mtime_ns != id.mtime_ns || idx.source.inode != id.inode) {
+    *reason = "the source file changed since it was indexed (size, mtime or inode differ)";
+    return Load::kStale;
+  }
+  if (idx.source.fingerprint != id.fingerprint) {
+    *reason = "the source file's content changed since it was indexed (fingerprint differs)";
+    return Load::kStale;
+  }
+  *out = std::move(idx);
+  return Load::kCurrent;
+}
+
+bool IndexStore::read_only() const {
+  std::lock_guard lk(mu_);
+  return read_only_;
+}
+
+bool IndexStore::save(const std::string& source_abs_path, const BlockIndex& index, std::string* error) {
+  {
+    std::lock_guard lk(mu_);
+    if (read_only_) {
+      *error = "index directory is not writable";
+      return false;
+    }
+  }
+  auto fail = [&](std::string why) {
+    std::lock_guard lk(mu_);
+    read_only_ = true;
+    *error = std::move(why);
+    return false;
+  };
+  if (dir_.empty()) return fail("no index directory (neither XDG_CACHE_HOME nor HOME is set)");
+  if (!make_dirs(dir_, error)) return fail(*error);
+
+  const std::string path = path_for(source_abs_path);
+  std::string tmp = path + ".tmp.XXXXXX";
+  const int fd = mkstemp(tmp.data());
+  if (fd < 0) return fail("cannot write in " + dir_ + ": " + errno_text(errno));
+  const std::vector<uint8_t> bytes = serialize(index);
+  int err = io::write_all(fd, bytes.data(), bytes.size());
+  if (!err && fsync(fd) != 0) err = errno;
+  if (close(fd) != 0 && !err) err = errno;
+  if (!err && rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err) {
+    unlink(tmp.c_str());
+    *error = "cannot write " + path + ": " + errno_text(err);
+    return false;  // a single failed write (disk full) does not make the store read-only
+  }
+  // Make the rename itself durable.
+  if (const int dfd = open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    fsync(dfd);
+    close(dfd);
+  }
+  return true;
+}
+
+}  // namespace mibz2::index

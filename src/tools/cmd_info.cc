@@ -1,0 +1,137 @@
+// mibz2 info: what the index says about each FILE: streams, blocks, sizes, damage, index location.
+#include <getopt.h>
+
+#include <cstdio>
+#include <string>
+
+#include "tools/cli_common.h"
+#include "tools/commands.h"
+
+namespace mibz2::tools {
+namespace {
+
+void info_usage(FILE* out) {
+  std::fprintf(out,
+               "usage: mibz2 info [--json] [-j N] [--index-dir DIR] FILE.bz2...\n"
+               "Prints streams, blocks, compressed and decompressed sizes, damage, and where the\n"
+               "index is and whether it is current (building it first if there is none).\n"
+               "      --json         one JSON object per file\n"
+               "  -j, --threads N    decoder threads if the index must be built (default: all cores)\n"
+               "      --index-dir D  where index files live (default: $XDG_CACHE_HOME/mibz2fs)\n"
+               "  -h, --help         this help\n");
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += static_cast<char>(ch);
+    } else if (ch < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+      out += buf;
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out + "\"";
+}
+
+const char* index_state(const index::Obtained& got) {
+  if (!got.built) return "current";
+  return got.saved ? "built now" : "built now, in memory only (not saved)";
+}
+
+void print_text(const std::string& path, const index::Obtained& got) {
+  const index::BlockIndex& idx = *got.index;
+  std::printf("file:               %s\n", path.c_str());
+  std::printf("compressed size:    %llu (%s)\n", static_cast<unsigned long long>(idx.source.size), human_bytes(idx.source.size).c_str());
+  std::printf("decompressed size:  %llu (%s)\n", static_cast<unsigned long long>(idx.decompressed_size),
+              human_bytes(idx.decompressed_size).c_str());
+  std::printf("streams:            %llu\n", static_cast<unsigned long long>(idx.stream_count));
+  std::printf("blocks:             %zu\n", idx.blocks.size());
+  std::printf("damaged blocks:     %u\n", idx.damaged_blocks);
+  for (size_t i = 0; i < idx.blocks.size(); ++i) {
+    const index::BlockRecord& r = idx.blocks[i];
+    if (!r.damaged()) continue;
+    std::printf("  %s: %s\n", index::describe_block(idx, i).c_str(),
+                r.undecodable() ? "undecodable; its size is nominal and offsets after it are shifted"
+                                : "CRC mismatch; reads of it fail");
+  }
+  if (idx.flags & index::BlockIndex::kStreamCrcMismatch) std::printf("stream CRC:         mismatch\n");
+  if (idx.truncated_at_bit)
+    std::printf("truncated:          yes, the file ends inside a block at bit %llu\n",
+                static_cast<unsigned long long>(idx.truncated_at_bit));
+  if (idx.trailing_bytes) std::printf("trailing garbage:   %llu bytes (ignored)\n", static_cast<unsigned long long>(idx.trailing_bytes));
+  std::printf("index:              %s (%s)\n", got.index_path.empty() ? "(none)" : got.index_path.c_str(), index_state(got));
+}
+
+void print_json(const std::string& path, const index::Obtained& got) {
+  const index::BlockIndex& idx = *got.index;
+  std::printf("{\"file\":%s,\"compressed_size\":%llu,\"decompressed_size\":%llu,\"streams\":%llu,\"blocks\":%zu,",
+              json_string(path).c_str(), static_cast<unsigned long long>(idx.source.size),
+              static_cast<unsigned long long>(idx.decompressed_size), static_cast<unsigned long long>(idx.stream_count),
+              idx.blocks.size());
+  std::printf("\"damaged_blocks\":[");
+  bool first = true;
+  for (size_t i = 0; i < idx.blocks.size(); ++i) {
+    const index::BlockRecord& r = idx.blocks[i];
+    if (!r.damaged()) continue;
+    std::printf("%s{\"block\":%zu,\"start_bit\":%llu,\"end_bit\":%llu,\"offset\":%llu,\"size\":%llu,\"kind\":\"%s\"}",
+                first ? "" : ",", i, static_cast<unsigned long long>(r.start_bit()),
+                static_cast<unsigned long long>(r.end_bit()), static_cast<unsigned long long>(r.out_offset),
+                static_cast<unsigned long long>(idx.block_size(i)), r.undecodable() ? "undecodable" : "crc_mismatch");
+    first = false;
+  }
+  std::printf("],\"offsets_shifted\":%s,\"stream_crc_mismatch\":%s,\"truncated_at_bit\":%llu,\"trailing_bytes\":%llu,",
+              (idx.flags & index::BlockIndex::kHasUndecodable) ? "true" : "false",
+              (idx.flags & index::BlockIndex::kStreamCrcMismatch) ? "true" : "false",
+              static_cast<unsigned long long>(idx.truncated_at_bit), static_cast<unsigned long long>(idx.trailing_bytes));
+  std::printf("\"index\":{\"path\":%s,\"state\":%s}}\n", json_string(got.index_path).c_str(),
+              json_string(index_state(got)).c_str());
+}
+
+}  // namespace
+
+int cmd_info(int argc, char** argv) {
+  static const option kOptions[] = {
+      {"json", no_argument, nullptr, 'J'},           {"threads", required_argument, nullptr, 'j'},
+      {"index-dir", required_argument, nullptr, 'I'}, {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0},
+  };
+  bool json = false;
+  unsigned threads = 0;
+  std::string index_dir;
+  int c;
+  while ((c = getopt_long(argc, argv, "j:h", kOptions, nullptr)) != -1) {
+    switch (c) {
+      case 'J': json = true; break;
+      case 'j':
+        if (auto n = parse_threads(optarg)) threads = *n;
+        else return usage_error("info", "-j needs a thread count from 1 to 1024");
+        break;
+      case 'I': index_dir = optarg; break;
+      case 'h': info_usage(stdout); return kExitOk;
+      default: info_usage(stderr); return kExitUsage;
+    }
+  }
+  if (optind >= argc) {
+    info_usage(stderr);
+    return kExitUsage;
+  }
+  index::IndexStore store(index_dir);
+  int status = kExitOk;
+  for (int i = optind; i < argc; ++i) {
+    const index::Obtained got = get_index(argv[i], store, threads, false, true);
+    if (!got.ok) {
+      status = kExitDataError;
+      continue;
+    }
+    if (json) print_json(argv[i], got);
+    else print_text(argv[i], got);
+  }
+  return status;
+}
+
+}  // namespace mibz2::tools
