@@ -36,6 +36,15 @@ class ByteBuffer {
   void reserve_extra(size_t extra) {
     if (capacity_ - size_ < extra) grow(size_ + extra);
   }
+  // Makes the capacity at least `total` bytes, allocating exactly that much if it must grow (for
+  // buffers whose final size is known, so that capacity is what memory accounting says).
+  void reserve_exact(size_t total) {
+    if (total <= capacity_) return;
+    void* p = std::realloc(data_, total);
+    if (!p) throw std::bad_alloc();
+    data_ = static_cast<uint8_t*>(p);
+    capacity_ = total;
+  }
   // Sets the size; the bytes up to it must have been written (or are left unspecified).
   void resize_uninitialized(size_t n) {
     if (n > capacity_) grow(n);

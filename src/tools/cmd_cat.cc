@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cerrno>
 #include <cstdio>
+#include <memory>
+#include <vector>
 #include <optional>
 #include <cstring>
 #include <string>
@@ -12,6 +15,8 @@
 #include "bz2/stream_parser.h"
 #include "io/fd_io.h"
 #include "io/mapped_file.h"
+#include "engine/engine.h"
+#include "engine/reader.h"
 #include "index/index_loader.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
@@ -19,59 +24,23 @@
 namespace mibz2::tools {
 namespace {
 
+uint64_t next_file_id = 1;
+
 void cat_usage(FILE* out) {
   std::fprintf(out,
                "usage: mibz2 cat [-j N] [--offset BYTES] [--length BYTES] [--index-dir DIR] FILE.bz2...\n"
                "Writes the decompressed content of each FILE to standard output, like bzip2 -dc.\n"
-               "With --offset or --length, writes only that range of the decompressed content, using\n"
-               "the block index (built first if there is none) to decode only the blocks it covers.\n"
-               "  -j, --threads N    decoder threads for building an index (default: all cores)\n"
+               "It reads through the block index (built first if there is none) on N decoder threads\n"
+               "with read-ahead; with --offset or --length it decodes only the blocks the range covers.\n"
+               "-j 1 without a range streams through the file on one thread and needs no index.\n"
+               "  -j, --threads N    decoder threads (default: all cores)\n"
                "      --offset B     first decompressed byte to write (K, M, G suffixes allowed)\n"
                "      --length B     how many bytes to write at most (default: to the end)\n"
                "      --index-dir D  where index files live (default: $XDG_CACHE_HOME/mibz2fs)\n"
                "  -h, --help         this help\n");
 }
 
-int cat_range(const char* path, index::IndexStore& store, unsigned threads, uint64_t offset, uint64_t length,
-              bz2::BlockDecoder& decoder) {
-  const index::Obtained got = get_index(path, store, threads, false, false);
-  if (!got.ok) return kExitDataError;
-  const index::BlockIndex& idx = *got.index;
-  if (offset >= idx.decompressed_size || length == 0) return kExitOk;
-  const uint64_t end = offset + std::min(length, idx.decompressed_size - offset);
-  io::MappedFile file;
-  std::string err;
-  if (!file.open(path, &err)) {
-    std::fprintf(stderr, "mibz2: %s: %s\n", path, err.c_str());
-    return kExitUsage;
-  }
-  bz2::ByteBuffer block;
-  for (size_t i = idx.block_at(offset); offset < end; ++i) {
-    const index::BlockRecord& r = idx.blocks[i];
-    if (r.damaged()) {
-      std::fprintf(stderr, "mibz2: %s: %s is damaged (%s): its bytes cannot be read\n", path,
-                   index::describe_block(idx, i).c_str(), r.undecodable() ? "undecodable" : "CRC mismatch");
-      return kExitDataError;
-    }
-    block.clear();
-    bz2::BlockResult res;
-    const bz2::Error e = decoder.decode(file.bytes(), r.start_bit(), r.level(), block, res);
-    if (e || block.size() != idx.block_size(i)) {
-      std::fprintf(stderr, "mibz2: %s: %s: %s\n", path, index::describe_block(idx, i).c_str(),
-                   e ? bz2::to_string(e).c_str() : "decoded size differs from the index (file changed?)");
-      return kExitDataError;
-    }
-    const uint64_t from = offset - r.out_offset;
-    const uint64_t n = std::min<uint64_t>(block.size() - from, end - offset);
-    if (const int werr = io::write_all(STDOUT_FILENO, block.data() + from, n)) {
-      std::fprintf(stderr, "mibz2: writing output: %s\n", std::strerror(werr));
-      return kExitUsage;
-    }
-    offset += n;
-  }
-  return kExitOk;
-}
-
+// One thread streaming through the whole file, like bzip2 -dc.
 int cat_one(const char* path, bz2::BlockDecoder& decoder) {
   io::MappedFile file;
   std::string err;
@@ -95,6 +64,40 @@ int cat_one(const char* path, bz2::BlockDecoder& decoder) {
   if (e) {
     std::fprintf(stderr, "mibz2: %s: %s\n", path, bz2::to_string(e).c_str());
     return kExitDataError;
+  }
+  return kExitOk;
+}
+
+// Through the engine: the index (built if missing), the decoder pool and read-ahead.
+int cat_engine(const char* path, index::IndexStore& store, engine::Engine& eng, uint64_t offset, uint64_t length) {
+  const index::Obtained got = get_index(path, store, eng.pool().threads(), false, false);
+  if (!got.ok) return kExitDataError;
+  std::string err;
+  const std::shared_ptr<engine::Reader> reader = eng.open(next_file_id++, path, got.index, &err);
+  if (!reader) {
+    std::fprintf(stderr, "mibz2: %s: %s\n", path, err.c_str());
+    return kExitUsage;
+  }
+  const uint64_t size = reader->size();
+  if (offset >= size || length == 0) return kExitOk;
+  const uint64_t end = offset + std::min(length, size - offset);
+  constexpr size_t kChunk = 4 << 20;
+  std::vector<uint8_t> buf(kChunk);
+  while (offset < end) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, end - offset));
+    const ssize_t n = reader->read(offset, want, buf.data());
+    if (n <= 0) {
+      const index::BlockIndex& idx = reader->index();
+      std::fprintf(stderr, "mibz2: %s: cannot read decompressed bytes at %llu: %s (%s)\n", path,
+                   static_cast<unsigned long long>(offset), std::strerror(n < 0 ? static_cast<int>(-n) : EIO),
+                   index::describe_block(idx, idx.block_at(offset)).c_str());
+      return kExitDataError;
+    }
+    if (const int werr = io::write_all(STDOUT_FILENO, buf.data(), static_cast<size_t>(n))) {
+      std::fprintf(stderr, "mibz2: writing output: %s\n", std::strerror(werr));
+      return kExitUsage;
+    }
+    offset += static_cast<uint64_t>(n);
   }
   return kExitOk;
 }
@@ -134,13 +137,23 @@ int cmd_cat(int argc, char** argv) {
     cat_usage(stderr);
     return kExitUsage;
   }
+  // -j 1 on a whole file: one thread streaming through the file, as bzip2 -dc does (no index).
+  // Anything else goes through the engine, with the index built first if there is none.
+  const bool streaming = threads == 1 && !offset && !length;
   bz2::BlockDecoder decoder;
   index::IndexStore store(index_dir);
-  const bool ranged = offset || length;
+  std::unique_ptr<engine::Engine> eng;
+  if (!streaming) {
+    engine::EngineOptions opt;
+    opt.threads = threads;
+    // One pass over the data needs the cache only to hold what is decoded ahead of the writer.
+    opt.cache_bytes = std::min<uint64_t>(engine::default_cache_bytes(), uint64_t{256} << 20);
+    eng = std::make_unique<engine::Engine>(opt);
+  }
   int status = kExitOk;
   for (int i = optind; i < argc; ++i) {
-    const int s = ranged ? cat_range(argv[i], store, threads, offset.value_or(0), length.value_or(UINT64_MAX), decoder)
-                         : cat_one(argv[i], decoder);
+    const int s = streaming ? cat_one(argv[i], decoder)
+                            : cat_engine(argv[i], store, *eng, offset.value_or(0), length.value_or(UINT64_MAX));
     if (s != kExitOk) status = s;
     if (s == kExitDataError || s == kExitUsage) break;  // like bzip2 -dc: stop at the first bad file
   }

@@ -1,0 +1,91 @@
+// Decoded blocks of all open files, least-recently-used first out, bounded in bytes.
+//
+// The hit path is the common path and must never queue behind a miss: a lookup takes only the
+// mutex of one of 16 shards, for a hash lookup and an LRU touch, and never any lock that is held
+// while decoding or reading files (those belong to the readers' in-flight tables). Admission and
+// eviction are serialised by their own mutex; eviction picks the least recently used entry across
+// all shards by comparing the shards' tails, so the bound is global and exact in bytes.
+// A block handed out is a shared_ptr: eviction never frees bytes under a reader.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "bz2/byte_buffer.h"
+#include "engine/engine_stats.h"
+
+namespace mibz2::engine {
+
+struct DecodedBlock {
+  bz2::ByteBuffer bytes;
+};
+using BlockRef = std::shared_ptr<const DecodedBlock>;
+
+struct BlockKey {
+  uint64_t file;
+  uint64_t block;
+  bool operator==(const BlockKey&) const = default;
+};
+
+struct BlockKeyHash {
+  size_t operator()(const BlockKey& k) const {
+    uint64_t h = k.file * 0x9E3779B97F4A7C15ull ^ (k.block + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+};
+
+class BlockCache {
+ public:
+  BlockCache(uint64_t capacity_bytes, EngineStats& stats);
+  ~BlockCache();
+
+  // The block if resident (and marks it most recently used), else null. Counts a hit or a miss
+  // unless `count` is false (a re-check on the slow path is not a second lookup).
+  BlockRef lookup(const BlockKey& key, bool count = true);
+  // Like lookup but counts nothing and does not touch the LRU order.
+  bool contains(const BlockKey& key) const;
+  // Inserts a decoded block, evicting least recently used blocks first so the resident bytes never
+  // exceed the capacity. A block larger than the whole capacity is not kept. `prefetched`: it was
+  // decoded ahead of any reader (counted as wasted if evicted before it is read).
+  void insert(const BlockKey& key, BlockRef block, bool prefetched);
+  // Drops every block of a file (it changed or was closed for good).
+  void erase_file(uint64_t file);
+
+  uint64_t capacity() const { return capacity_; }
+  uint64_t resident_bytes() const { return resident_.load(std::memory_order_relaxed); }
+
+  // For tests of the hit path: the lock that admission and eviction take.
+  std::mutex& admission_mutex_for_testing() { return admission_mu_; }
+
+ private:
+  static constexpr int kShards = 16;
+  struct Entry {
+    BlockKey key;
+    BlockRef block;
+    uint64_t bytes;
+    uint64_t last_used;  // global tick of the last hit
+    bool prefetched;     // not read since it was decoded ahead
+  };
+  struct Shard {
+    mutable std::mutex mu;
+    std::list<Entry> lru;  // front: most recent
+    std::unordered_map<BlockKey, std::list<Entry>::iterator, BlockKeyHash> map;
+  };
+
+  Shard& shard_for(const BlockKey& key) { return shards_[BlockKeyHash{}(key) % kShards]; }
+  const Shard& shard_for(const BlockKey& key) const { return shards_[BlockKeyHash{}(key) % kShards]; }
+  bool evict_one();  // requires admission_mu_
+
+  const uint64_t capacity_;
+  EngineStats& stats_;
+  Shard shards_[kShards];
+  std::atomic<uint64_t> tick_{0};
+  std::atomic<uint64_t> resident_{0};
+  std::mutex admission_mu_;  // serialises insert/evict; never held by lookups
+};
+
+}  // namespace mibz2::engine

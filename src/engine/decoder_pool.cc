@@ -1,0 +1,72 @@
+#include "engine/decoder_pool.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+namespace mibz2::engine {
+
+DecoderPool::DecoderPool(unsigned threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  // Workers start with signals blocked, so SIGINT/SIGTERM always reach the thread that handles
+  // them (the FUSE loop), never a worker in the middle of a decode.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this, i] { run(i); });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+DecoderPool::~DecoderPool() {
+  {
+    std::lock_guard lk(mu_);
+    stopping_ = true;
+  }
+  work_available_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void DecoderPool::submit(Priority priority, Job job) {
+  {
+    std::lock_guard lk(mu_);
+    queues_[static_cast<int>(priority)].push_back(std::move(job));
+  }
+  work_available_.notify_one();
+}
+
+size_t DecoderPool::queued_at_or_above(Priority priority) const {
+  std::lock_guard lk(mu_);
+  size_t n = 0;
+  for (int p = 0; p <= static_cast<int>(priority); ++p) n += queues_[p].size();
+  return n;
+}
+
+void DecoderPool::run(unsigned id) {
+  char name[16];
+  std::snprintf(name, sizeof name, "mibz2-dec-%u", id);
+  pthread_setname_np(pthread_self(), name);
+  WorkerContext ctx;
+  ctx.worker_id = id;
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lk(mu_);
+      work_available_.wait(lk, [this] {
+        return stopping_ || !queues_[0].empty() || !queues_[1].empty() || !queues_[2].empty();
+      });
+      int p = 0;
+      while (p < 3 && queues_[p].empty()) ++p;
+      if (p == 3) return;  // stopping and drained
+      job = std::move(queues_[p].front());
+      queues_[p].pop_front();
+    }
+    job(ctx);
+    // Give back memory after a huge block rather than hold it per worker.
+    if (ctx.compressed.capacity() > (16u << 20)) bz2::ByteBuffer().swap(ctx.compressed);
+  }
+}
+
+}  // namespace mibz2::engine

@@ -1,0 +1,56 @@
+// The decoder pool: N worker threads shared by every open file, each with its own BlockDecoder
+// and buffers. Jobs come in three priorities, served strictly in that order: demand (a reader is
+// waiting), read-ahead (a sequential reader will want it soon), background (index builds).
+//
+// One mutex guards the three FIFO queues; idle workers wait on one condition variable with the
+// mutex released, so each waits independently and a push wakes exactly one (no receiver convoy:
+// no worker ever sleeps while holding the queue). A job runs with no lock held.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "bz2/block_decoder.h"
+#include "bz2/byte_buffer.h"
+
+namespace mibz2::engine {
+
+enum class Priority : uint8_t { kDemand = 0, kReadAhead = 1, kBackground = 2 };
+
+// What a job gets to work with: the worker's own decoder and scratch buffers.
+struct WorkerContext {
+  bz2::BlockDecoder decoder;
+  bz2::ByteBuffer compressed;  // the bytes of a block read from the source file
+  unsigned worker_id = 0;
+};
+
+class DecoderPool {
+ public:
+  using Job = std::function<void(WorkerContext&)>;
+
+  explicit DecoderPool(unsigned threads);  // 0 = all cores
+  ~DecoderPool();                          // finishes queued jobs, then joins
+  DecoderPool(const DecoderPool&) = delete;
+  DecoderPool& operator=(const DecoderPool&) = delete;
+
+  void submit(Priority priority, Job job);
+  unsigned threads() const { return static_cast<unsigned>(workers_.size()); }
+  // Jobs waiting at a priority or more urgent (for background work deciding whether to yield).
+  size_t queued_at_or_above(Priority priority) const;
+
+ private:
+  void run(unsigned id);
+
+  mutable std::mutex mu_;
+  std::condition_variable work_available_;  // workers wait here, with mu_ released
+  std::deque<Job> queues_[3];               // guarded by mu_
+  bool stopping_ = false;                   // guarded by mu_
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace mibz2::engine

@@ -1,0 +1,63 @@
+#include "engine/engine.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "engine/reader.h"
+#include "index/index_store.h"
+
+namespace mibz2::engine {
+
+uint64_t default_cache_bytes() {
+  constexpr uint64_t kDefault = uint64_t{1} << 30;
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return kDefault;
+  return std::min<uint64_t>(kDefault, static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 4);
+}
+
+static EngineOptions resolved(EngineOptions o) {
+  if (o.cache_bytes == 0) o.cache_bytes = default_cache_bytes();
+  if (o.readahead_bytes == 0) o.readahead_bytes = std::min<uint64_t>(o.cache_bytes / 4, uint64_t{256} << 20);
+  return o;
+}
+
+Engine::Engine(const EngineOptions& options)
+    : options_(resolved(options)), cache_(options_.cache_bytes, stats_), pool_(options_.threads) {}
+
+Engine::~Engine() = default;
+
+ReadAheadLimits Engine::readahead_limits() const {
+  ReadAheadLimits l;
+  // Enough blocks ahead to keep every worker busy, twice over.
+  l.max_blocks = std::max<uint64_t>(8, 4 * uint64_t{pool_.threads()});
+  l.max_bytes = options_.readahead_bytes;
+  return l;
+}
+
+std::shared_ptr<Reader> Engine::open(uint64_t file_id, const std::string& path,
+                                     std::shared_ptr<const index::BlockIndex> index, std::string* error) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = std::strerror(errno);
+    return nullptr;
+  }
+  // Never serve old bytes for a new file: the file opened must be the one indexed.
+  index::SourceIdentity id;
+  if (!index::identify_source(fd, &id, error)) {
+    close(fd);
+    return nullptr;
+  }
+  if (!(id == index->source)) {
+    close(fd);
+    *error = "the file changed since it was indexed";
+    return nullptr;
+  }
+  return std::make_shared<Reader>(*this, file_id, path, fd, std::move(index));
+}
+
+}  // namespace mibz2::engine

@@ -1,0 +1,57 @@
+// The random-access engine: one decoder pool and one block cache shared by every open file, and a
+// Reader per file. Knows nothing of FUSE; the filesystem and `mibz2 cat` both read through it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/block_cache.h"
+#include "engine/decoder_pool.h"
+#include "engine/engine_stats.h"
+#include "engine/readahead.h"
+#include "index/block_index.h"
+
+namespace mibz2::engine {
+
+class Reader;
+
+struct EngineOptions {
+  unsigned threads = 0;        // decoder threads; 0 = all cores
+  uint64_t cache_bytes = 0;    // 0 = default_cache_bytes()
+  bool readahead = true;       // queue blocks ahead of sequential readers
+  uint64_t readahead_bytes = 0;  // per stream; 0 = a quarter of the cache, at most 256 MiB
+};
+
+// 1 GiB, or a quarter of physical memory if that is less.
+uint64_t default_cache_bytes();
+
+class Engine {
+ public:
+  explicit Engine(const EngineOptions& options);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Opens a Reader for `path` with its index. `file_id` keys the file's blocks in the cache: reuse
+  // it when the same unchanged file is opened again, so the cache carries over. Fails (with
+  // *error) when the file cannot be opened or is no longer the file the index describes.
+  std::shared_ptr<Reader> open(uint64_t file_id, const std::string& path,
+                               std::shared_ptr<const index::BlockIndex> index, std::string* error);
+  // Forgets a file's cached blocks (the file changed).
+  void forget(uint64_t file_id) { cache_.erase_file(file_id); }
+
+  DecoderPool& pool() { return pool_; }
+  BlockCache& cache() { return cache_; }
+  EngineStats& stats() { return stats_; }
+  const EngineOptions& options() const { return options_; }
+  ReadAheadLimits readahead_limits() const;
+
+ private:
+  EngineOptions options_;
+  EngineStats stats_;
+  BlockCache cache_;
+  DecoderPool pool_;  // last: its workers stop (finishing queued jobs) before the cache goes
+};
+
+}  // namespace mibz2::engine

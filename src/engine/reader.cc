@@ -1,0 +1,184 @@
+#include "engine/reader.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "engine/engine.h"
+#include "io/fd_io.h"
+
+namespace mibz2::engine {
+
+Reader::Reader(Engine& engine, uint64_t file_id, std::string path, int fd, std::shared_ptr<const index::BlockIndex> index)
+    : engine_(engine),
+      file_id_(file_id),
+      path_(std::move(path)),
+      fd_(fd),
+      index_(std::move(index)),
+      readahead_(engine.readahead_limits()),
+      damage_reported_(index_->blocks.size(), false) {}
+
+Reader::~Reader() { close(fd_); }
+
+ssize_t Reader::read(uint64_t offset, size_t length, uint8_t* out) {
+  EngineStats& st = engine_.stats();
+  add(st.reads);
+  const index::BlockIndex& idx = *index_;
+  if (offset >= idx.decompressed_size || length == 0) return 0;
+  const uint64_t end = offset + std::min<uint64_t>(length, idx.decompressed_size - offset);
+  const uint64_t first = idx.block_at(offset);
+  const uint64_t last = idx.block_at(end - 1);
+
+  // Hits first, with no lock but the cache shard's; misses go to the slow path all at once, so
+  // a read spanning several blocks has them decoded in parallel.
+  const uint64_t n = last - first + 1;
+  std::vector<BlockRef> blocks(n);
+  std::vector<std::shared_future<Outcome>> pending(n);
+  for (uint64_t b = first; b <= last; ++b) {
+    if (idx.blocks[b].damaged()) {
+      add(st.damaged_reads);
+      report_damage(b, idx.blocks[b].undecodable() ? "undecodable" : "CRC mismatch");
+      return -EIO;
+    }
+    blocks[b - first] = engine_.cache().lookup({file_id_, b});
+    if (!blocks[b - first]) pending[b - first] = request(b, Priority::kDemand);
+  }
+
+  if (engine_.options().readahead) {
+    ReadAheadPlan plan;
+    {
+      std::lock_guard lk(readahead_mu_);
+      plan = readahead_.on_read(offset, end - offset, first, last, idx.blocks.size(),
+                                [&idx](uint64_t b) { return idx.block_size(b); });
+    }
+    for (uint64_t b = plan.first; b <= plan.last && !plan.empty(); ++b) {
+      if (idx.blocks[b].damaged() || engine_.cache().contains({file_id_, b})) continue;
+      request(b, Priority::kReadAhead);
+    }
+  }
+
+  uint64_t pos = offset;
+  uint8_t* dst = out;
+  for (uint64_t b = first; b <= last; ++b) {
+    BlockRef& ref = blocks[b - first];
+    if (!ref) {
+      std::shared_future<Outcome>& f = pending[b - first];
+      if (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) add(st.waits);
+      const Outcome& o = f.get();
+      if (!o.block) return -o.error;
+      ref = o.block;
+    }
+    const index::BlockRecord& r = idx.blocks[b];
+    const uint64_t from = pos - r.out_offset;
+    const uint64_t take = std::min<uint64_t>(ref->bytes.size() - from, end - pos);
+    std::memcpy(dst, ref->bytes.data() + from, take);
+    dst += take;
+    pos += take;
+  }
+  add(st.bytes_read, end - offset);
+  return static_cast<ssize_t>(end - offset);
+}
+
+std::shared_future<Reader::Outcome> Reader::request(uint64_t block, Priority priority) {
+  std::shared_ptr<InFlight> f;
+  bool start = false;
+  bool upgrade = false;
+  {
+    std::lock_guard lk(inflight_mu_);
+    // Re-check under the lock: the block may have landed since the caller's lookup. Decoders
+    // insert into the cache before leaving the in-flight table, so one of the two has it.
+    if (BlockRef ref = engine_.cache().lookup({file_id_, block}, /*count=*/false)) {
+      std::promise<Outcome> p;
+      p.set_value(Outcome{std::move(ref), 0});
+      return p.get_future().share();
+    }
+    auto it = inflight_.find(block);
+    if (it != inflight_.end()) {
+      f = it->second;
+      if (priority == Priority::kDemand) {
+        add(engine_.stats().inflight_joins);
+        // A reader now waits for a block only queued as read-ahead: queue it again at demand
+        // priority; whichever copy a worker takes first does the decode.
+        upgrade = !f->demanded.exchange(true) && f->readahead && !f->started.load();
+      }
+    } else {
+      f = std::make_shared<InFlight>();
+      f->future = f->promise.get_future().share();
+      f->readahead = priority != Priority::kDemand;
+      f->demanded = priority == Priority::kDemand;
+      inflight_.emplace(block, f);
+      start = true;
+    }
+  }
+  if (start) {
+    if (priority == Priority::kReadAhead) add(engine_.stats().readahead_issued);
+    queue_decode(f, block, priority);
+  } else if (upgrade) {
+    queue_decode(f, block, Priority::kDemand);
+  }
+  return f->future;
+}
+
+void Reader::queue_decode(const std::shared_ptr<InFlight>& f, uint64_t block, Priority priority) {
+  engine_.pool().submit(priority, [self = shared_from_this(), f, block](WorkerContext& ctx) {
+    if (f->started.exchange(true)) return;  // the other copy of this job got it
+    Outcome o = self->decode(block, ctx);
+    if (o.block) {
+      const bool unread_ahead = f->readahead && !f->demanded.load();
+      if (f->readahead && !unread_ahead) add(self->engine_.stats().readahead_used);
+      self->engine_.cache().insert({self->file_id_, block}, o.block, unread_ahead);
+    }
+    {
+      std::lock_guard lk(self->inflight_mu_);
+      self->inflight_.erase(block);
+    }
+    f->promise.set_value(std::move(o));
+  });
+}
+
+Reader::Outcome Reader::decode(uint64_t block, WorkerContext& ctx) {
+  EngineStats& st = engine_.stats();
+  const index::BlockRecord& r = index_->blocks[block];
+  const uint64_t byte_begin = r.start_bit() / 8;
+  const uint64_t byte_end = (r.end_bit() + 7) / 8;
+  ctx.compressed.resize_uninitialized(byte_end - byte_begin);
+  const ssize_t got = io::pread_full(fd_, ctx.compressed.data(), byte_end - byte_begin, byte_begin);
+  if (got != static_cast<ssize_t>(byte_end - byte_begin)) {
+    add(st.decode_errors);
+    report_damage(block, got < 0 ? std::string("cannot read the source: ") + std::strerror(static_cast<int>(-got))
+                                 : "the source file is shorter than its index says (changed?)");
+    return {nullptr, EIO};
+  }
+  auto decoded = std::make_shared<DecodedBlock>();
+  const uint64_t expect = index_->block_size(block);
+  // Exactly the known size, plus the little RLE1 reserves ahead of what it writes (so the buffer
+  // never regrows and the cache's byte accounting is the memory really held).
+  decoded->bytes.reserve_exact(expect + 4096);
+  bz2::BlockResult res;
+  const bz2::Error e = ctx.decoder.decode({ctx.compressed.data(), ctx.compressed.size()}, r.start_bit() % 8, r.level(),
+                                          decoded->bytes, res);
+  if (e || decoded->bytes.size() != expect) {
+    add(st.decode_errors);
+    report_damage(block, e ? bz2::to_string(e) : "decoded size differs from the index (source changed?)");
+    return {nullptr, EIO};
+  }
+  add(st.decodes);
+  add(st.bytes_decoded, expect);
+  return {std::move(decoded), 0};
+}
+
+void Reader::report_damage(uint64_t block, const std::string& why) {
+  {
+    std::lock_guard lk(damage_mu_);
+    if (damage_reported_[block]) return;
+    damage_reported_[block] = true;
+  }
+  spdlog::error("{}: {} cannot be read ({}): reads touching it fail with EIO", path_,
+                index::describe_block(*index_, block), why);
+}
+
+}  // namespace mibz2::engine

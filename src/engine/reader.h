@@ -1,0 +1,85 @@
+// Thread-safe random reads of one indexed .bz2 file, through the engine's pool and cache.
+//
+// read() maps the range to blocks, takes what the cache has (hit path: one shard lock, nothing
+// else), and for the rest goes to the slow path: under this file's in-flight mutex it re-checks
+// the cache, then joins the decode already under way for that block or starts one on the pool.
+// So a block is decoded once however many readers want it, and nobody holds a lock while a block
+// is decoded or the source is read. A sequential reader also gets read-ahead (readahead.h).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/block_cache.h"
+#include "engine/decoder_pool.h"
+#include "engine/readahead.h"
+#include "index/block_index.h"
+
+namespace mibz2::engine {
+
+class Engine;
+
+class Reader : public std::enable_shared_from_this<Reader> {
+ public:
+  // Use Engine::open.
+  Reader(Engine& engine, uint64_t file_id, std::string path, int fd, std::shared_ptr<const index::BlockIndex> index);
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  // Copies up to `length` bytes at decompressed `offset` into `out`. Returns the byte count (0 at
+  // or past the end) or -EIO when the range touches a damaged block or the source cannot be read.
+  ssize_t read(uint64_t offset, size_t length, uint8_t* out);
+
+  uint64_t size() const { return index_->decompressed_size; }
+  const index::BlockIndex& index() const { return *index_; }
+  const std::string& path() const { return path_; }
+  uint64_t file_id() const { return file_id_; }
+
+  // For tests of the hit path: the lock the slow path takes.
+  std::mutex& inflight_mutex_for_testing() { return inflight_mu_; }
+
+ private:
+  struct Outcome {
+    BlockRef block;  // null on error
+    int error = 0;   // errno value (EIO)
+  };
+  struct InFlight {
+    std::promise<Outcome> promise;
+    std::shared_future<Outcome> future;
+    std::atomic<bool> started{false};   // a worker claimed the decode (jobs may be queued twice)
+    std::atomic<bool> demanded{false};  // a reader is waiting for it
+    bool readahead = false;             // queued ahead of any reader
+  };
+
+  // The block from the cache, or a future for it (starting or joining its decode).
+  std::shared_future<Outcome> request(uint64_t block, Priority priority);
+  void queue_decode(const std::shared_ptr<InFlight>& f, uint64_t block, Priority priority);
+  Outcome decode(uint64_t block, WorkerContext& ctx);
+  void report_damage(uint64_t block, const std::string& why);
+
+  Engine& engine_;
+  const uint64_t file_id_;
+  const std::string path_;
+  const int fd_;
+  const std::shared_ptr<const index::BlockIndex> index_;
+
+  std::mutex inflight_mu_;  // the slow path: guards inflight_
+  std::unordered_map<uint64_t, std::shared_ptr<InFlight>> inflight_;
+
+  std::mutex readahead_mu_;  // guards readahead_ (pure bookkeeping, no work under it)
+  ReadAheadPolicy readahead_;
+
+  std::mutex damage_mu_;                      // guards damage_reported_
+  std::vector<bool> damage_reported_;         // each damaged block is logged once
+};
+
+}  // namespace mibz2::engine
