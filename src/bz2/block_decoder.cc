@@ -57,7 +57,12 @@ size_t BlockDecoder::memory_bytes() const { return impl_->ll_capacity + impl_->b
 // Reads everything from the block magic to the end-of-block symbol: tables, selectors, and the
 // symbol stream with its MTF and zero-run decoding, producing the BWT bytes in `ll`.
 Error BlockDecoder::Impl::read_symbols(BitReader& br, int level, uint32_t* n_out, uint32_t counts[256]) {
-  auto fail = [&](ErrorCode code) { return Error{br.overrun() ? ErrorCode::kTruncated : code, br.position()}; };
+  // Past the end the reader invents zero bits; a failure there is the truncation, reported at the
+  // end of the input (the reader's position can lie beyond it).
+  auto fail = [&](ErrorCode code) {
+    if (br.overrun()) return Error{ErrorCode::kTruncated, br.size_bits()};
+    return Error{code, br.position()};
+  };
 
   // Symbol map: 16 groups of 16 byte values.
   uint8_t in_use[256];
@@ -205,6 +210,10 @@ Error BlockDecoder::decode(std::span<const uint8_t> data, uint64_t start_bit, in
   const size_t out_start = out.size();
   RunLengthDecoder rle(result.randomised);
   im.bwt.for_each_piece([&](uint8_t* p, size_t size) { rle.feed(p, size, out); });
+  if (rle.awaiting_count()) {
+    out.resize_uninitialized(out_start);
+    return {ErrorCode::kUnfinishedRun, start_bit};
+  }
   result.computed_crc = crc32(out.data() + out_start, out.size() - out_start);
   result.bytes_produced = true;
   if (result.computed_crc != result.stored_crc) return {ErrorCode::kBlockCrcMismatch, start_bit};

@@ -20,9 +20,10 @@ const char* describe(ErrorCode code) {
     case ErrorCode::kTooManySelectorsUsed: return "symbols continue past the last selector";
     case ErrorCode::kBlockTooLong: return "block longer than its stream level allows";
     case ErrorCode::kRunTooLong: return "zero-run length out of range";
-    case ErrorCode::kBadBwtCycle: return "inverse BWT does not form one cycle (corrupt block)";
+    case ErrorCode::kBadBwtCycle: return "inverse BWT table inconsistent with the block (corrupt block)";
     case ErrorCode::kBlockCrcMismatch: return "block CRC mismatch";
     case ErrorCode::kStreamCrcMismatch: return "stream CRC mismatch";
+    case ErrorCode::kUnfinishedRun: return "block ends inside a run, before its count byte";
   }
   return "unknown error";
 }

@@ -23,9 +23,10 @@ enum class ErrorCode : uint8_t {
   kTooManySelectorsUsed, // symbols continue past the last selector
   kBlockTooLong,         // more symbols than the stream's level allows
   kRunTooLong,           // a RUNA/RUNB run length beyond any legal value
-  kBadBwtCycle,          // the inverse BWT is not one cycle over the block
+  kBadBwtCycle,          // the inverse BWT table does not fit the block (counts, origin)
   kBlockCrcMismatch,     // decoded bytes do not match the block CRC
   kStreamCrcMismatch,    // combined CRC at the end of a stream does not match
+  kUnfinishedRun,        // the block ends after four equal bytes, before their RLE1 count byte
 };
 
 // What went wrong and where. bit_offset is absolute in the input given to the codec.

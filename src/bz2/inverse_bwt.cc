@@ -63,8 +63,31 @@ ErrorCode InverseBwt::run(const uint8_t* ll, uint32_t n, const uint32_t counts[2
   uint32_t* t = table_.get();
   for (uint32_t s : starts_) t[s] |= kSegmentStartFlag;
 
-  if (ErrorCode e = walk(n, orig_ptr); e != ErrorCode::kOk) return e;
-  return stitch(n);
+  ErrorCode e = walk(n, orig_ptr);
+  if (e == ErrorCode::kOk) e = stitch(n);
+  if (e == ErrorCode::kOk) return e;
+  // Not one cycle. Valid blocks can be like that: a block that repeats a pattern ("abab") has equal
+  // rotations, and its table splits into several cycles with the same content. libbz2 defines the
+  // output as n steps from the origin whatever the cycles are; take exactly those, on one lane.
+  walk_single(n, orig_ptr);
+  return ErrorCode::kOk;
+}
+
+void InverseBwt::walk_single(uint32_t n, uint32_t orig_ptr) {
+  if (scratch_capacity_ < n) {
+    scratch_.reset(new uint8_t[n]);
+    scratch_capacity_ = n;
+  }
+  const uint32_t* t = table_.get();
+  uint8_t* const out = scratch_.get();
+  uint32_t state = orig_ptr;
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t e = t[state];
+    out[k] = static_cast<uint8_t>(e);
+    state = (e >> 8) & kStateMask;
+  }
+  chunks_.assign(1, Chunk{0, n, kNoNext});
+  order_.assign(1, 0);
 }
 
 ErrorCode InverseBwt::walk(uint32_t n, uint32_t /*orig_ptr*/) {

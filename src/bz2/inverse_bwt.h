@@ -6,8 +6,9 @@
 // starts", flagged in a spare bit of the table): each lane walks a segment until it reaches another
 // segment's start, then takes the next unstarted segment. Segments write into fixed-size chunks
 // of a scratch buffer; afterwards the chunks are put back in cycle order (each segment ends where
-// its successor starts) and read out in that order, so nothing is copied. A corrupt block whose
-// table is not one cycle is detected (a lane runs out of chunks, or the stitched length is wrong).
+// its successor starts) and read out in that order, so nothing is copied. A table that is not one
+// cycle (a lane runs out of chunks, or the stitched length is wrong) is walked again on one lane
+// for n steps from the origin, as libbz2 does: periodic blocks ("abab") have such tables.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,8 @@ class InverseBwt {
  public:
   // Decodes: ll holds the block's n BWT bytes (the output of Huffman/MTF), counts their byte
   // histogram, orig_ptr the origin. Afterwards for_each_piece() yields the pre-RLE1 bytes in order.
-  // Returns kBadBwtCycle for a table that is not one cycle.
+  // A table of several cycles yields n steps from the origin (libbz2's definition); kBadBwtCycle
+  // only for inconsistent arguments (counts not adding up to n, orig_ptr >= n).
   ErrorCode run(const uint8_t* ll, uint32_t n, const uint32_t counts[256], uint32_t orig_ptr);
 
   // Calls fn(const uint8_t* data, size_t size) for each piece of the output, in order.
@@ -45,6 +47,7 @@ class InverseBwt {
   uint32_t build_table(const uint8_t* ll, uint32_t n, const uint32_t counts[256]);
   ErrorCode walk(uint32_t n, uint32_t orig_ptr);
   ErrorCode stitch(uint32_t n);
+  void walk_single(uint32_t n, uint32_t orig_ptr);  // one lane, n steps: any table
 
   std::unique_ptr<uint32_t[]> table_;   // the walk table: next state << 8 | byte, plus a flag bit
   uint32_t table_capacity_ = 0;

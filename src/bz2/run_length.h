@@ -17,6 +17,10 @@ class RunLengthDecoder {
   // Feeds the next piece of pre-RLE1 bytes (modified in place when randomised); appends to out.
   void feed(uint8_t* data, size_t size, ByteBuffer& out);
 
+  // True when the bytes fed so far end with four equal bytes, whose count byte is still due. At
+  // the end of a block that is corrupt data (libbz2 reads past the block and rejects it).
+  bool awaiting_count() const { return run_ == 4; }
+
  private:
   void derandomise(uint8_t* data, size_t size);
 
