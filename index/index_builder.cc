@@ -31,6 +31,13 @@ bool IndexBuilder::finished() const {
   return phase_ == Phase::kFinished;
 }
 
+void IndexBuilder::cancel() {
+  std::lock_guard lk(mu_);
+  if (phase_ == Phase::kFinished) return;
+  result_.error = "cancelled";
+  finish_locked();
+}
+
 bool IndexBuilder::wait_finished(std::chrono::milliseconds timeout) {
   std::unique_lock lk(mu_);
   return changed_.wait_for(lk, timeout, [this] { return phase_ == Phase::kFinished; });

@@ -61,6 +61,8 @@ class IndexBuilder {
   BuildResult run(unsigned threads);
 
   bool finished() const;
+  // Stops the build: it finishes at once with an error ("cancelled"); waiting threads return.
+  void cancel();
   // Waits up to `timeout` for the build to finish; returns finished().
   bool wait_finished(std::chrono::milliseconds timeout);
   // Compressed bytes resolved so far (for progress display); any thread may call it.

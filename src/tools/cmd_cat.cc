@@ -79,10 +79,12 @@ int cat_engine(const char* path, index::IndexStore& store, engine::Engine& eng, 
     return kExitUsage;
   }
   const uint64_t size = reader->size();
-  if (offset >= size || length == 0) return kExitOk;
-  const uint64_t end = offset + std::min(length, size - offset);
+  const uint64_t begin = std::min(offset, size);
+  const uint64_t end = begin + std::min(length, size - begin);
+  const bool reaches_end = length >= size - begin;
   constexpr size_t kChunk = 4 << 20;
   std::vector<uint8_t> buf(kChunk);
+  offset = begin;
   while (offset < end) {
     const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, end - offset));
     const ssize_t n = reader->read(offset, want, buf.data());
@@ -98,6 +100,18 @@ int cat_engine(const char* path, index::IndexStore& store, engine::Engine& eng, 
       return kExitUsage;
     }
     offset += static_cast<uint64_t>(n);
+  }
+  // Like bzip2 -dc: everything readable was written, but a file cut short or a stream whose CRC
+  // does not match is still an error when the output reaches the end.
+  const index::BlockIndex& idx = reader->index();
+  if (reaches_end && idx.truncated_at_bit) {
+    std::fprintf(stderr, "mibz2: %s: file ends inside a block at bit %llu (truncated): output ends at the last complete block\n",
+                 path, static_cast<unsigned long long>(idx.truncated_at_bit));
+    return kExitDataError;
+  }
+  if (reaches_end && (idx.flags & index::BlockIndex::kStreamCrcMismatch)) {
+    std::fprintf(stderr, "mibz2: %s: stream CRC mismatch\n", path);
+    return kExitDataError;
   }
   return kExitOk;
 }

@@ -1,0 +1,629 @@
+#include "fs/filesystem.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <deque>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "fs/source_directory.h"
+#include "engine/reader.h"
+
+namespace mibz2::fs {
+namespace {
+
+constexpr double kNegativeTimeout = 1.0;  // how long the kernel may remember a missing name
+
+struct FileHandle {
+  int fd = -1;                             // plain files: the source, read directly
+  std::shared_ptr<engine::Reader> reader;  // decompressed files
+  ~FileHandle() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+struct DirHandle {
+  std::shared_ptr<const std::vector<ShownEntry>> entries;
+};
+
+uint64_t mtime_ns(const struct stat& st) {
+  return static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec);
+}
+
+Filesystem& fs_of(fuse_req_t req) { return **static_cast<Filesystem**>(fuse_req_userdata(req)); }
+
+NodeKind kind_of(const ShownEntry& e) {
+  if (e.decompressed) return NodeKind::kDecompressed;
+  switch (e.type) {
+    case SourceEntry::Type::kDirectory: return NodeKind::kDirectory;
+    case SourceEntry::Type::kSymlink: return NodeKind::kSymlink;
+    default: return NodeKind::kRegular;
+  }
+}
+
+// Extended attributes of decompressed files.
+constexpr const char* kXattrNames[] = {"user.mibz2fs.compressed_size", "user.mibz2fs.blocks", "user.mibz2fs.index",
+                                       "user.mibz2fs.damaged_blocks"};
+
+}  // namespace
+
+Filesystem::Filesystem(const MountOptions& options)
+    : options_(options), store_(options.index_dir), inodes_(options.source) {
+  engine::EngineOptions eo;
+  eo.threads = options.threads;
+  eo.cache_bytes = options.cache_bytes;
+  engine_ = std::make_unique<engine::Engine>(eo);
+  indexer_ = std::make_unique<Indexer>(*engine_, store_);
+  notifier_ = std::thread([this] { run_notifier(); });
+}
+
+Filesystem::~Filesystem() {
+  stopping_ = true;
+  {
+    std::lock_guard lk(notify_mu_);
+    notify_cv_.notify_all();
+  }
+  if (walker_.joinable()) walker_.join();
+  notifier_.join();
+  indexer_.reset();
+  spdlog::info("unmounted {}; engine counters: {}", options_.mountpoint, engine_->stats().summary());
+  engine_.reset();
+}
+
+void Filesystem::start_tree_walk() {
+  walker_ = std::thread([this] { walk_tree(); });
+}
+
+void Filesystem::walk_tree() {
+  std::deque<Node*> dirs{&inodes_.root()};
+  size_t files = 0;
+  while (!dirs.empty() && !stopping_) {
+    Node* dir = dirs.front();
+    dirs.pop_front();
+    std::shared_ptr<const std::vector<ShownEntry>> entries;
+    if (listing(*dir, &entries) != 0) continue;
+    for (const ShownEntry& e : *entries) {
+      if (stopping_) return;
+      if (e.type == SourceEntry::Type::kDirectory) {
+        dirs.push_back(&node_for(*dir, e));
+      } else if (e.decompressed) {
+        indexer_->ensure(node_for(*dir, e).compressed, /*urgent=*/false);
+        ++files;
+      }
+    }
+  }
+  spdlog::info("found {} compressed files under {}; {} still to index", files, options_.source, indexer_->pending());
+}
+
+// --- directory listings ---
+
+int Filesystem::listing(Node& dir, std::shared_ptr<const std::vector<ShownEntry>>* out) {
+  struct stat st;
+  if (lstat(dir.source.c_str(), &st) != 0) return errno;
+  if (!S_ISDIR(st.st_mode)) return ENOTDIR;
+  {
+    std::lock_guard lk(dir.listing_mu);
+    if (dir.listing && dir.listing_mtime_ns == mtime_ns(st)) {
+      *out = dir.listing;
+      return 0;
+    }
+  }
+  // Built with no lock held (it reads the directory and the head of every .bz2 in it); two
+  // threads may both build it, and the last one stores it.
+  std::vector<SourceEntry> entries;
+  if (const int err = list_source_directory(dir.source, &entries)) return err;
+  std::vector<NamingNote> notes;
+  auto shown = std::make_shared<const std::vector<ShownEntry>>(map_directory(std::move(entries), &notes));
+  {
+    std::lock_guard lk(dir.listing_mu);
+    const bool first = !dir.listing;
+    dir.listing = shown;
+    dir.listing_mtime_ns = mtime_ns(st);
+    if (first)
+      for (const NamingNote& n : notes) spdlog::info("{}: {}", child_path(dir.source, n.source_name), n.reason);
+  }
+  *out = std::move(shown);
+  return 0;
+}
+
+Node& Filesystem::node_for(Node& dir, const ShownEntry& e) {
+  return inodes_.get_or_create(child_path(dir.source, e.source_name), kind_of(e));
+}
+
+// --- attributes ---
+
+int Filesystem::attributes(Node& node, struct stat* st) {
+  if (lstat(node.source.c_str(), st) != 0) return errno;
+  st->st_ino = node.ino;
+  if (node.kind != NodeKind::kDecompressed) return 0;
+  if (!S_ISREG(st->st_mode)) return ENOENT;  // the path holds something else now
+  const auto& file = node.compressed;
+  indexer_->refresh_if_changed(file);
+  const bool ready = indexer_->wait_ready(file);
+  uint64_t size = 0;
+  {
+    std::lock_guard lk(file->mu);
+    if (ready && file->index) size = file->index->decompressed_size;
+  }
+  st->st_size = static_cast<off_t>(size);
+  st->st_blocks = static_cast<blkcnt_t>((size + 511) / 512);
+  st->st_blksize = 128 * 1024;
+  return 0;
+}
+
+int Filesystem::make_entry(Node& dir, const ShownEntry& e, fuse_entry_param* entry) {
+  Node& node = node_for(dir, e);
+  std::memset(entry, 0, sizeof *entry);
+  if (const int err = attributes(node, &entry->attr)) return err;
+  entry->ino = node.ino;
+  entry->generation = 1;
+  entry->attr_timeout = timeout_;
+  entry->entry_timeout = timeout_;
+  node.lookups.fetch_add(1, std::memory_order_relaxed);
+  return 0;
+}
+
+// --- operations ---
+
+void Filesystem::init(fuse_conn_info* conn) {
+  // Large reads and deep kernel read-ahead: a FUSE round trip per 128 KiB would cap throughput
+  // long before the decoders do. libfuse derives the kernel's max_pages from max_write.
+  conn->max_readahead = std::max<unsigned>(conn->max_readahead, 1u << 20);
+  conn->max_write = 1u << 20;
+  conn->max_background = std::max<unsigned>(conn->max_background, 32);
+  if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+  if (conn->capable & FUSE_CAP_ASYNC_READ) conn->want |= FUSE_CAP_ASYNC_READ;
+  spdlog::info("mounted {} at {} ({} decoder threads, cache {} MiB, index dir {})", options_.source,
+               options_.mountpoint, engine_->pool().threads(), engine_->cache().capacity() >> 20,
+               store_.dir().empty() ? "(none)" : store_.dir());
+}
+
+void Filesystem::lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Node* dir = inodes_.find(parent);
+  if (!dir || dir->kind != NodeKind::kDirectory) {
+    fuse_reply_err(req, dir ? ENOTDIR : ESTALE);
+    return;
+  }
+  std::shared_ptr<const std::vector<ShownEntry>> entries;
+  if (const int err = listing(*dir, &entries)) {
+    fuse_reply_err(req, err);
+    return;
+  }
+  auto it = std::lower_bound(entries->begin(), entries->end(), name,
+                             [](const ShownEntry& e, const char* n) { return e.name < n; });
+  fuse_entry_param entry;
+  if (it == entries->end() || it->name != name) {
+    std::memset(&entry, 0, sizeof entry);
+    entry.entry_timeout = kNegativeTimeout;  // ino 0: the kernel caches the miss
+    fuse_reply_entry(req, &entry);
+    return;
+  }
+  if (const int err = make_entry(*dir, *it, &entry)) {
+    fuse_reply_err(req, err);
+    return;
+  }
+  fuse_reply_entry(req, &entry);
+}
+
+void Filesystem::forget(fuse_ino_t ino, uint64_t nlookup) {
+  if (Node* n = inodes_.find(ino)) n->lookups.fetch_sub(std::min<uint64_t>(nlookup, n->lookups.load()));
+}
+
+void Filesystem::getattr(fuse_req_t req, fuse_ino_t ino) {
+  Node* node = inodes_.find(ino);
+  if (!node) {
+    fuse_reply_err(req, ESTALE);
+    return;
+  }
+  struct stat st;
+  if (const int err = attributes(*node, &st)) {
+    fuse_reply_err(req, err);
+    return;
+  }
+  fuse_reply_attr(req, &st, timeout_);
+}
+
+void Filesystem::readlink(fuse_req_t req, fuse_ino_t ino) {
+  Node* node = inodes_.find(ino);
+  if (!node || node->kind != NodeKind::kSymlink) {
+    fuse_reply_err(req, node ? EINVAL : ESTALE);
+    return;
+  }
+  char buf[PATH_MAX + 1];
+  const ssize_t n = ::readlink(node->source.c_str(), buf, PATH_MAX);
+  if (n < 0) {
+    fuse_reply_err(req, errno);
+    return;
+  }
+  buf[n] = 0;
+  fuse_reply_readlink(req, buf);
+}
+
+void Filesystem::opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Node* node = inodes_.find(ino);
+  if (!node || node->kind != NodeKind::kDirectory) {
+    fuse_reply_err(req, node ? ENOTDIR : ESTALE);
+    return;
+  }
+  auto handle = std::make_unique<DirHandle>();
+  if (const int err = listing(*node, &handle->entries)) {
+    fuse_reply_err(req, err);
+    return;
+  }
+  fi->fh = reinterpret_cast<uint64_t>(handle.get());
+  if (fuse_reply_open(req, fi) == 0) handle.release();
+}
+
+void Filesystem::readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi, bool plus) {
+  Node* dir = inodes_.find(ino);
+  auto* handle = reinterpret_cast<DirHandle*>(fi->fh);
+  if (!dir || !handle) {
+    fuse_reply_err(req, EBADF);
+    return;
+  }
+  std::vector<char> buf(size);
+  size_t used = 0;
+  const auto& entries = *handle->entries;
+  // Offsets: 1 is ".", 2 is "..", 3 + i is entries[i] (the offset of an entry is where the next
+  // readdir call continues).
+  for (off_t pos = off; pos < static_cast<off_t>(entries.size()) + 2; ++pos) {
+    const off_t next = pos + 1;
+    size_t len;
+    if (pos < 2) {
+      struct stat st{};
+      st.st_ino = pos == 0 ? ino : FUSE_ROOT_ID;
+      st.st_mode = S_IFDIR;
+      const char* name = pos == 0 ? "." : "..";
+      if (plus) {
+        fuse_entry_param e{};
+        e.attr = st;  // ino 0 entries are not looked up by the kernel
+        len = fuse_add_direntry_plus(req, buf.data() + used, size - used, name, &e, next);
+      } else {
+        len = fuse_add_direntry(req, buf.data() + used, size - used, name, &st, next);
+      }
+    } else {
+      const ShownEntry& e = entries[static_cast<size_t>(pos - 2)];
+      if (plus) {
+        fuse_entry_param entry;
+        if (make_entry(*dir, e, &entry) != 0) continue;  // vanished: leave it out
+        len = fuse_add_direntry_plus(req, buf.data() + used, size - used, e.name.c_str(), &entry, next);
+        if (len > size - used) {
+          // Did not fit: the kernel never sees this entry, so it is not a lookup.
+          inodes_.find(entry.ino)->lookups.fetch_sub(1);
+          break;
+        }
+      } else {
+        struct stat st{};
+        st.st_ino = node_for(*dir, e).ino;
+        st.st_mode = e.type == SourceEntry::Type::kDirectory ? S_IFDIR
+                     : e.type == SourceEntry::Type::kSymlink ? S_IFLNK
+                                                              : S_IFREG;
+        len = fuse_add_direntry(req, buf.data() + used, size - used, e.name.c_str(), &st, next);
+      }
+    }
+    if (len > size - used) break;
+    used += len;
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+void Filesystem::releasedir(fuse_req_t req, fuse_file_info* fi) {
+  delete reinterpret_cast<DirHandle*>(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Node* node = inodes_.find(ino);
+  if (!node) {
+    fuse_reply_err(req, ESTALE);
+    return;
+  }
+  if (node->kind == NodeKind::kDirectory) {
+    fuse_reply_err(req, EISDIR);
+    return;
+  }
+  if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & (O_TRUNC | O_APPEND | O_CREAT))) {
+    fuse_reply_err(req, EROFS);
+    return;
+  }
+  auto handle = std::make_unique<FileHandle>();
+  if (node->kind != NodeKind::kDecompressed) {
+    handle->fd = ::open(node->source.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (handle->fd < 0) {
+      fuse_reply_err(req, errno);
+      return;
+    }
+    fi->keep_cache = 1;
+  } else {
+    const auto& file = node->compressed;
+    bool changed = false;
+    // A source replaced between our check and our open is caught by Engine::open, which compares
+    // the opened file with the index; then check and index again.
+    for (int attempt = 0; attempt < 3 && !handle->reader; ++attempt) {
+      changed = indexer_->refresh_if_changed(file) || changed;
+      if (!indexer_->wait_ready(file)) {
+        std::lock_guard lk(file->mu);
+        spdlog::warn("{}: cannot open: {}", file->source(), file->error);
+        break;
+      }
+      std::shared_ptr<const index::BlockIndex> idx;
+      uint64_t file_id;
+      {
+        std::lock_guard lk(file->mu);
+        handle->reader = file->reader.lock();
+        idx = file->index;
+        file_id = file->file_id;
+      }
+      if (handle->reader || !idx) continue;
+      std::string err;
+      handle->reader = engine_->open(file_id, file->source(), idx, &err);
+      if (handle->reader) {
+        std::lock_guard lk(file->mu);
+        if (file->file_id == file_id) file->reader = handle->reader;
+      } else {
+        spdlog::debug("{}: open: {}", file->source(), err);
+      }
+    }
+    if (!handle->reader) {
+      fuse_reply_err(req, EIO);
+      return;
+    }
+    // The kernel keeps its page cache of this file across opens unless the content changed.
+    fi->keep_cache = changed ? 0 : 1;
+    if (changed) invalidate_later(ino);
+  }
+  fi->fh = reinterpret_cast<uint64_t>(handle.get());
+  if (fuse_reply_open(req, fi) == 0) handle.release();
+}
+
+void Filesystem::read(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi) {
+  auto* handle = reinterpret_cast<FileHandle*>(fi->fh);
+  if (!handle->reader) {
+    // Plain file: let libfuse move the bytes from the source descriptor (splice where it can).
+    fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+    bv.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+    bv.buf[0].fd = handle->fd;
+    bv.buf[0].pos = off;
+    fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+    return;
+  }
+  thread_local std::vector<uint8_t> buf;
+  if (buf.size() < size) buf.resize(size);
+  const ssize_t n = handle->reader->read(static_cast<uint64_t>(off), size, buf.data());
+  if (n < 0) {
+    fuse_reply_err(req, static_cast<int>(-n));
+    return;
+  }
+  fuse_reply_buf(req, reinterpret_cast<const char*>(buf.data()), static_cast<size_t>(n));
+}
+
+void Filesystem::release(fuse_req_t req, fuse_file_info* fi) {
+  delete reinterpret_cast<FileHandle*>(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+void Filesystem::statfs(fuse_req_t req) {
+  struct statvfs sv;
+  if (::statvfs(options_.source.c_str(), &sv) != 0) {
+    fuse_reply_err(req, errno);
+    return;
+  }
+  // Read-only: nothing is free to write. Sizes are those of the source file system.
+  sv.f_bfree = sv.f_bavail = 0;
+  sv.f_ffree = sv.f_favail = 0;
+  sv.f_flag |= ST_RDONLY;
+  fuse_reply_statfs(req, &sv);
+}
+
+void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  Node* node = inodes_.find(ino);
+  if (!node || node->kind != NodeKind::kDecompressed) {
+    fuse_reply_err(req, node ? ENODATA : ESTALE);
+    return;
+  }
+  const auto& file = node->compressed;
+  std::string value;
+  const std::string_view n = name;
+  if (n == kXattrNames[0]) {
+    struct stat st;
+    if (lstat(file->source().c_str(), &st) != 0) {
+      fuse_reply_err(req, errno);
+      return;
+    }
+    value = std::to_string(st.st_size);
+  } else if (n == kXattrNames[2]) {
+    std::lock_guard lk(file->mu);
+    switch (file->state) {
+      case CompressedFile::State::kReady: value = "ready"; break;
+      case CompressedFile::State::kFailed: value = "failed: " + file->error; break;
+      case CompressedFile::State::kBuilding:
+        value = "building " + std::to_string(file->build_total ? 100 * file->build_done / file->build_total : 0) + "%";
+        break;
+      default: value = "queued"; break;
+    }
+  } else if (n == kXattrNames[1] || n == kXattrNames[3]) {
+    if (!indexer_->wait_ready(file)) {
+      fuse_reply_err(req, EIO);
+      return;
+    }
+    std::lock_guard lk(file->mu);
+    value = std::to_string(n == kXattrNames[1] ? file->index->blocks.size() : file->index->damaged_blocks);
+  } else {
+    fuse_reply_err(req, ENODATA);
+    return;
+  }
+  if (size == 0) fuse_reply_xattr(req, value.size());
+  else if (size < value.size()) fuse_reply_err(req, ERANGE);
+  else fuse_reply_buf(req, value.data(), value.size());
+}
+
+void Filesystem::listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  Node* node = inodes_.find(ino);
+  if (!node) {
+    fuse_reply_err(req, ESTALE);
+    return;
+  }
+  std::string names;
+  if (node->kind == NodeKind::kDecompressed)
+    for (const char* x : kXattrNames) names.append(x).push_back('\0');
+  if (size == 0) fuse_reply_xattr(req, names.size());
+  else if (size < names.size()) fuse_reply_err(req, ERANGE);
+  else fuse_reply_buf(req, names.data(), names.size());
+}
+
+void Filesystem::access(fuse_req_t req, fuse_ino_t ino, int mask) {
+  Node* node = inodes_.find(ino);
+  if (!node) {
+    fuse_reply_err(req, ESTALE);
+    return;
+  }
+  if (mask & W_OK) {
+    fuse_reply_err(req, EROFS);
+    return;
+  }
+  fuse_reply_err(req, ::access(node->source.c_str(), mask & (R_OK | X_OK)) == 0 ? 0 : errno);
+}
+
+// --- kernel cache invalidation, off the request threads ---
+
+void Filesystem::invalidate_later(fuse_ino_t ino) {
+  {
+    std::lock_guard lk(notify_mu_);
+    to_invalidate_.push_back(ino);
+  }
+  notify_cv_.notify_one();
+}
+
+void Filesystem::run_notifier() {
+  // Telling the kernel to drop a changed file's cached attributes and pages must not happen on a
+  // thread that serves requests (the kernel may wait for one of them); this thread does that.
+  // It also watches for the session ending (unmount or signal): request threads blocked waiting
+  // for an index must be released then, or the FUSE loop would wait for them to finish.
+  std::unique_lock lk(notify_mu_);
+  bool released = false;
+  for (;;) {
+    notify_cv_.wait_for(lk, std::chrono::milliseconds(100), [this] { return stopping_ || !to_invalidate_.empty(); });
+    if (stopping_) return;
+    if (!released && session_ && fuse_session_exited(session_)) {
+      released = true;
+      lk.unlock();
+      indexer_->shutdown();
+      lk.lock();
+    }
+    if (to_invalidate_.empty()) continue;
+    const fuse_ino_t ino = to_invalidate_.front();
+    to_invalidate_.pop_front();
+    lk.unlock();
+    if (session_) fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
+    lk.lock();
+  }
+}
+
+// --- the C callback table ---
+
+namespace {
+
+void op_init(void* userdata, fuse_conn_info* conn) { (*static_cast<Filesystem**>(userdata))->init(conn); }
+void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) { fs_of(req).lookup(req, parent, name); }
+void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t n) {
+  fs_of(req).forget(ino, n);
+  fuse_reply_none(req);
+}
+void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+  for (size_t i = 0; i < count; ++i) fs_of(req).forget(forgets[i].ino, forgets[i].nlookup);
+  fuse_reply_none(req);
+}
+void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) { fs_of(req).getattr(req, ino); }
+void op_readlink(fuse_req_t req, fuse_ino_t ino) { fs_of(req).readlink(req, ino); }
+void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) { fs_of(req).opendir(req, ino, fi); }
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  fs_of(req).readdir(req, ino, size, off, fi, false);
+}
+void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  fs_of(req).readdir(req, ino, size, off, fi, true);
+}
+void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) { fs_of(req).releasedir(req, fi); }
+void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) { fs_of(req).open(req, ino, fi); }
+void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  fs_of(req).read(req, size, off, fi);
+}
+void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) { fs_of(req).release(req, fi); }
+void op_statfs(fuse_req_t req, fuse_ino_t) { fs_of(req).statfs(req); }
+void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  fs_of(req).getxattr(req, ino, name, size);
+}
+void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) { fs_of(req).listxattr(req, ino, size); }
+void op_access(fuse_req_t req, fuse_ino_t ino, int mask) { fs_of(req).access(req, ino, mask); }
+void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+void op_fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) { fuse_reply_err(req, 0); }
+
+// Every operation that would change something: the mount is read-only.
+void rofs(fuse_req_t req) { fuse_reply_err(req, EROFS); }
+void op_setattr(fuse_req_t req, fuse_ino_t, struct stat*, int, fuse_file_info*) { rofs(req); }
+void op_mknod(fuse_req_t req, fuse_ino_t, const char*, mode_t, dev_t) { rofs(req); }
+void op_mkdir(fuse_req_t req, fuse_ino_t, const char*, mode_t) { rofs(req); }
+void op_unlink(fuse_req_t req, fuse_ino_t, const char*) { rofs(req); }
+void op_rmdir(fuse_req_t req, fuse_ino_t, const char*) { rofs(req); }
+void op_symlink(fuse_req_t req, const char*, fuse_ino_t, const char*) { rofs(req); }
+void op_rename(fuse_req_t req, fuse_ino_t, const char*, fuse_ino_t, const char*, unsigned) { rofs(req); }
+void op_link(fuse_req_t req, fuse_ino_t, fuse_ino_t, const char*) { rofs(req); }
+void op_write(fuse_req_t req, fuse_ino_t, const char*, size_t, off_t, fuse_file_info*) { rofs(req); }
+void op_create(fuse_req_t req, fuse_ino_t, const char*, mode_t, fuse_file_info*) { rofs(req); }
+void op_setxattr(fuse_req_t req, fuse_ino_t, const char*, const char*, size_t, int) { rofs(req); }
+void op_removexattr(fuse_req_t req, fuse_ino_t, const char*) { rofs(req); }
+void op_fallocate(fuse_req_t req, fuse_ino_t, int, off_t, off_t, fuse_file_info*) { rofs(req); }
+
+fuse_lowlevel_ops make_operations() {
+  fuse_lowlevel_ops ops{};
+  ops.init = op_init;
+  ops.lookup = op_lookup;
+  ops.forget = op_forget;
+  ops.forget_multi = op_forget_multi;
+  ops.getattr = op_getattr;
+  ops.readlink = op_readlink;
+  ops.opendir = op_opendir;
+  ops.readdir = op_readdir;
+  ops.readdirplus = op_readdirplus;
+  ops.releasedir = op_releasedir;
+  ops.open = op_open;
+  ops.read = op_read;
+  ops.release = op_release;
+  ops.statfs = op_statfs;
+  ops.getxattr = op_getxattr;
+  ops.listxattr = op_listxattr;
+  ops.access = op_access;
+  ops.flush = op_flush;
+  ops.fsync = op_fsync;
+  ops.setattr = op_setattr;
+  ops.mknod = op_mknod;
+  ops.mkdir = op_mkdir;
+  ops.unlink = op_unlink;
+  ops.rmdir = op_rmdir;
+  ops.symlink = op_symlink;
+  ops.rename = op_rename;
+  ops.link = op_link;
+  ops.write = op_write;
+  ops.create = op_create;
+  ops.setxattr = op_setxattr;
+  ops.removexattr = op_removexattr;
+  ops.fallocate = op_fallocate;
+  return ops;
+}
+
+}  // namespace
+
+const fuse_lowlevel_ops& Filesystem::operations() {
+  static const fuse_lowlevel_ops ops = make_operations();
+  return ops;
+}
+
+}  // namespace mibz2::fs

@@ -1,0 +1,84 @@
+// The FUSE adapter: mirrors the source tree read-only, with compressed files shown decompressed
+// through the engine. Each operation replies exactly once; helpers return an errno value.
+#pragma once
+
+#include <fuse_lowlevel.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "engine/engine.h"
+#include "fs/indexer.h"
+#include "fs/inode_table.h"
+#include "fs/mount_options.h"
+#include "index/index_store.h"
+
+namespace mibz2::fs {
+
+class Filesystem {
+ public:
+  explicit Filesystem(const MountOptions& options);
+  ~Filesystem();  // stops the tree walk, the indexer and the pool
+  Filesystem(const Filesystem&) = delete;
+  Filesystem& operator=(const Filesystem&) = delete;
+
+  // The operations table; userdata must point to a Filesystem* holder (see mibz2fs_main.cc).
+  static const fuse_lowlevel_ops& operations();
+
+  // Walks the tree in the background and queues every compressed file for indexing.
+  void start_tree_walk();
+  void set_session(fuse_session* se) { session_ = se; }  // before the loop starts
+
+  engine::Engine& engine() { return *engine_; }
+  Indexer& indexer() { return *indexer_; }
+
+  // --- operations (public for the C callbacks) ---
+  void init(fuse_conn_info* conn);
+  void lookup(fuse_req_t req, fuse_ino_t parent, const char* name);
+  void forget(fuse_ino_t ino, uint64_t nlookup);
+  void getattr(fuse_req_t req, fuse_ino_t ino);
+  void readlink(fuse_req_t req, fuse_ino_t ino);
+  void opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+  void readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi, bool plus);
+  void releasedir(fuse_req_t req, fuse_file_info* fi);
+  void open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+  void read(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi);
+  void release(fuse_req_t req, fuse_file_info* fi);
+  void statfs(fuse_req_t req);
+  void getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size);
+  void listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+  void access(fuse_req_t req, fuse_ino_t ino, int mask);
+
+ private:
+  // The mirrored listing of a directory node (rebuilt when the source directory changed).
+  int listing(Node& dir, std::shared_ptr<const std::vector<ShownEntry>>* out);
+  // The attributes of a node; for a decompressed file this waits for its index.
+  int attributes(Node& node, struct stat* st);
+  // Looks up `name` in `dir` and fills a FUSE entry (counts a lookup).
+  int make_entry(Node& dir, const ShownEntry& e, fuse_entry_param* entry);
+  Node& node_for(Node& dir, const ShownEntry& e);
+  void walk_tree();
+  void invalidate_later(fuse_ino_t ino);  // drop the kernel's cache of a changed file, soon
+  void run_notifier();
+
+  MountOptions options_;
+  index::IndexStore store_;
+  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<Indexer> indexer_;
+  InodeTable inodes_;
+  fuse_session* session_ = nullptr;
+  std::thread walker_;
+  std::atomic<bool> stopping_{false};
+  std::mutex notify_mu_;              // guards to_invalidate_
+  std::condition_variable notify_cv_;
+  std::deque<fuse_ino_t> to_invalidate_;
+  std::thread notifier_;
+  double timeout_ = 3600.0;  // attribute and entry cache time: the mirror does not change under us
+};
+
+}  // namespace mibz2::fs

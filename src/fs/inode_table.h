@@ -1,0 +1,56 @@
+// Inode numbers of the mount: one node per source path, numbered in order of discovery and never
+// reused while mounted, so an inode number is stable for the life of the mount. Nodes are never
+// freed while mounted (a dump tree is small next to its data); lookup counts are kept for FUSE's
+// protocol and for diagnostics.
+#pragma once
+
+#include <fuse_lowlevel.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "fs/compressed_file.h"
+#include "fs/name_mapping.h"
+
+namespace mibz2::fs {
+
+enum class NodeKind { kDirectory, kRegular, kSymlink, kDecompressed };
+
+// kind, source and compressed are fixed when the node is made.
+struct Node {
+  fuse_ino_t ino = 0;
+  NodeKind kind = NodeKind::kRegular;
+  std::string source;                       // absolute path in the source tree
+  std::atomic<uint64_t> lookups{0};
+  std::shared_ptr<CompressedFile> compressed;  // kDecompressed only
+
+  // Directories: the mirrored listing, rebuilt when the source directory's mtime changes.
+  std::mutex listing_mu;
+  uint64_t listing_mtime_ns = UINT64_MAX;   // guarded by listing_mu
+  std::shared_ptr<const std::vector<ShownEntry>> listing;  // guarded by listing_mu
+};
+
+class InodeTable {
+ public:
+  explicit InodeTable(std::string source_root);
+
+  // The node for a source path shown as `kind`, created on first sight. A path whose kind
+  // changed (a file replaced by a directory) gets a new node; the old number stays valid.
+  Node& get_or_create(const std::string& source, NodeKind kind);
+  // The node with this number, or null.
+  Node* find(fuse_ino_t ino);
+  Node& root() { return *find(FUSE_ROOT_ID); }
+  size_t size() const;
+
+ private:
+  mutable std::mutex mu_;  // guards both maps; never held across I/O
+  std::vector<std::unique_ptr<Node>> by_ino_;  // index = ino (0 unused)
+  std::unordered_map<std::string, fuse_ino_t> by_source_;
+};
+
+}  // namespace mibz2::fs

@@ -1,0 +1,203 @@
+#include "fs/mount_options.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "version.h"
+
+namespace mibz2::fs {
+namespace {
+
+struct RawOptions {
+  char* threads = nullptr;
+  char* cache_size = nullptr;
+  char* index_dir = nullptr;
+  char* log_level = nullptr;
+  int wait_index = 0;
+  char* source = nullptr;  // first positional argument
+  int positional = 0;
+};
+
+#define MIBZ2_OPT(t, p) {t, offsetof(RawOptions, p), 1}
+const fuse_opt kOptionSpec[] = {
+    {"threads=%s", offsetof(RawOptions, threads), 0},
+    {"cache_size=%s", offsetof(RawOptions, cache_size), 0},
+    {"index_dir=%s", offsetof(RawOptions, index_dir), 0},
+    {"log_level=%s", offsetof(RawOptions, log_level), 0},
+    MIBZ2_OPT("wait_index", wait_index),
+    FUSE_OPT_END,
+};
+#undef MIBZ2_OPT
+
+int keep_positional(void* data, const char* arg, int key, fuse_args* /*outargs*/) {
+  auto* raw = static_cast<RawOptions*>(data);
+  if (key == FUSE_OPT_KEY_NONOPT) {
+    if (raw->positional++ == 0) {
+      raw->source = strdup(arg);
+      return 0;  // SOURCE is ours
+    }
+    return 1;  // MOUNTPOINT goes on to fuse_parse_cmdline
+  }
+  return 1;
+}
+
+void usage(const char* prog) {
+  std::printf(
+      "usage: %s [options] SOURCE MOUNTPOINT\n"
+      "\n"
+      "Mounts SOURCE (a directory) read-only at MOUNTPOINT, showing every bzip2 file in it as its\n"
+      "decompressed content: X.bz2 as X, X.tbz2 and X.tbz as X.tar. Unmount with fusermount3 -u.\n"
+      "\n"
+      "mibz2fs options:\n"
+      "    -o threads=N           decoder threads (default: all cores)\n"
+      "    -o cache_size=SIZE     decoded-block cache, K/M/G suffixes (default: 1G or RAM/4)\n"
+      "    -o index_dir=DIR       where block indexes are kept (default: $XDG_CACHE_HOME/mibz2fs)\n"
+      "    -o wait_index          index every file before the mount appears (with progress)\n"
+      "    -o log_level=LEVEL     trace, debug, info, warn, error or off (default: info)\n"
+      "    -h   --help            this help\n"
+      "    -V   --version         print the version\n"
+      "\n",
+      prog);
+}
+
+bool parse_size(const char* text, uint64_t* out) {
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (end == text || v <= 0) return false;
+  double mult = 1;
+  switch (*end) {
+    case 0: break;
+    case 'k': case 'K': mult = 1024.0; ++end; break;
+    case 'm': case 'M': mult = 1024.0 * 1024; ++end; break;
+    case 'g': case 'G': mult = 1024.0 * 1024 * 1024; ++end; break;
+    case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; ++end; break;
+    default: return false;
+  }
+  if (*end == 'i') ++end;
+  if (*end == 'B' || *end == 'b') ++end;
+  if (*end) return false;
+  *out = static_cast<uint64_t>(v * mult);
+  return *out > 0;
+}
+
+std::string absolute(const char* path) {
+  char buf[PATH_MAX];
+  if (realpath(path, buf)) return buf;
+  return path;
+}
+
+}  // namespace
+
+ParseOutcome parse_mount_options(int argc, char** argv, MountOptions* options, fuse_args* args) {
+  *args = FUSE_ARGS_INIT(argc, argv);
+  RawOptions raw;
+  auto fail = [&](const std::string& message) {
+    std::fprintf(stderr, "mibz2fs: %s\n", message.c_str());
+    return ParseOutcome::kExitError;
+  };
+  if (fuse_opt_parse(args, &raw, kOptionSpec, keep_positional) != 0) return fail("cannot parse the options");
+
+  fuse_cmdline_opts cmd{};
+  if (fuse_parse_cmdline(args, &cmd) != 0) return ParseOutcome::kExitError;  // libfuse printed why
+  struct Free {
+    fuse_cmdline_opts& c;
+    RawOptions& r;
+    ~Free() {
+      std::free(c.mountpoint);
+      std::free(r.threads);
+      std::free(r.cache_size);
+      std::free(r.index_dir);
+      std::free(r.log_level);
+      std::free(r.source);
+    }
+  } free_all{cmd, raw};
+
+  if (cmd.show_help) {
+    usage(argv[0]);
+    std::printf("FUSE options:\n");
+    fuse_cmdline_help();
+    fuse_lowlevel_help();
+    return ParseOutcome::kExitOk;
+  }
+  if (cmd.show_version) {
+    std::printf("mibz2fs %s\nFUSE library version %s\n", MIBZ2FS_VERSION, fuse_pkgversion());
+    fuse_lowlevel_version();
+    return ParseOutcome::kExitOk;
+  }
+  if (!raw.source || !cmd.mountpoint) return fail("usage: mibz2fs [options] SOURCE MOUNTPOINT (try --help)");
+  if (raw.positional > 2) return fail("too many arguments: expected SOURCE MOUNTPOINT");
+
+  if (raw.threads) {
+    char* end = nullptr;
+    const long n = std::strtol(raw.threads, &end, 10);
+    if (!*raw.threads || *end || n < 1 || n > 1024) return fail(std::string("-o threads needs 1..1024, not '") + raw.threads + "'");
+    options->threads = static_cast<unsigned>(n);
+  }
+  if (raw.cache_size && !parse_size(raw.cache_size, &options->cache_bytes))
+    return fail(std::string("-o cache_size needs a size such as 512M or 2G, not '") + raw.cache_size + "'");
+  if (raw.index_dir) options->index_dir = absolute(raw.index_dir);
+  if (raw.log_level) {
+    static const char* kLevels[] = {"trace", "debug", "info", "warn", "warning", "error", "critical", "off"};
+    bool known = false;
+    for (const char* l : kLevels) known = known || std::strcmp(l, raw.log_level) == 0;
+    if (!known) return fail(std::string("-o log_level must be trace, debug, info, warn, error, critical or off, not '") +
+                            raw.log_level + "'");
+    options->log_level = std::strcmp(raw.log_level, "warning") == 0 ? "warn" : raw.log_level;
+  }
+  options->wait_index = raw.wait_index != 0;
+  options->source = absolute(raw.source);
+  options->mountpoint = absolute(cmd.mountpoint);
+  options->foreground = cmd.foreground != 0;
+  options->debug = cmd.debug != 0;
+  options->single_thread = cmd.singlethread != 0;
+  if (options->debug && !raw.log_level) options->log_level = "debug";
+
+  // Always read-only; permissions are checked by the kernel against the mirrored modes.
+  const std::string fixed = "-oro,default_permissions,fsname=" + options->source + ",subtype=mibz2fs";
+  fuse_opt_add_arg(args, fixed.c_str());
+  return ParseOutcome::kMount;
+}
+
+std::string check_mount_paths(const MountOptions& options) {
+  struct stat st;
+  if (stat(options.source.c_str(), &st) != 0) return "SOURCE " + options.source + ": " + std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return "SOURCE " + options.source + " is not a directory";
+  if (access(options.source.c_str(), R_OK | X_OK) != 0) return "SOURCE " + options.source + ": " + std::strerror(errno);
+  if (stat(options.mountpoint.c_str(), &st) != 0) return "MOUNTPOINT " + options.mountpoint + ": " + std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return "MOUNTPOINT " + options.mountpoint + " is not a directory";
+  // Refuse to stack a second mount on a mount point.
+  std::ifstream mounts("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(mounts, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, devno, root, target;
+    fields >> id >> parent >> devno >> root >> target;
+    // mountinfo escapes spaces and other characters as \ooo octal.
+    std::string unescaped;
+    for (size_t i = 0; i < target.size(); ++i) {
+      if (target[i] == '\\' && i + 3 < target.size()) {
+        unescaped += static_cast<char>(std::strtol(target.substr(i + 1, 3).c_str(), nullptr, 8));
+        i += 3;
+      } else {
+        unescaped += target[i];
+      }
+    }
+    if (unescaped == options.mountpoint) return "MOUNTPOINT " + options.mountpoint + " is already mounted";
+  }
+  if (options.source == options.mountpoint) return "SOURCE and MOUNTPOINT are the same directory";
+  // A mount inside its own source would list itself (and its lookups would call into itself).
+  if (options.mountpoint.rfind(options.source + "/", 0) == 0)
+    return "MOUNTPOINT " + options.mountpoint + " is inside SOURCE " + options.source;
+  return {};
+}
+
+}  // namespace mibz2::fs

@@ -1,0 +1,54 @@
+#include "fs/name_mapping.h"
+
+#include <algorithm>
+#include <set>
+
+namespace mibz2::fs {
+
+std::optional<std::string> decompressed_name(std::string_view name) {
+  struct Rule {
+    std::string_view suffix;
+    std::string_view replacement;
+  };
+  static constexpr Rule kRules[] = {{".tbz2", ".tar"}, {".tbz", ".tar"}, {".bz2", ""}};
+  for (const Rule& r : kRules) {
+    if (name.size() > r.suffix.size() && name.substr(name.size() - r.suffix.size()) == r.suffix) {
+      std::string out(name.substr(0, name.size() - r.suffix.size()));
+      out += r.replacement;
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<ShownEntry> map_directory(std::vector<SourceEntry> entries, std::vector<NamingNote>* notes) {
+  // Sorted by source name, so that when two compressed files want one name (a.tbz and a.tar.bz2
+  // both want "a.tar") the choice is the same at every listing.
+  std::sort(entries.begin(), entries.end(), [](const SourceEntry& a, const SourceEntry& b) { return a.name < b.name; });
+  std::set<std::string> taken;
+  for (const SourceEntry& e : entries) taken.insert(e.name);  // real names always win
+
+  std::vector<ShownEntry> shown;
+  shown.reserve(entries.size());
+  for (const SourceEntry& e : entries) {
+    ShownEntry s{e.name, e.name, e.type, false};
+    if (e.type == SourceEntry::Type::kRegular) {
+      if (auto dn = decompressed_name(e.name)) {
+        if (!e.is_bzip2) {
+          notes->push_back({e.name, "not a bzip2 file; shown as it is"});
+        } else if (taken.count(*dn)) {
+          notes->push_back({e.name, "its decompressed name '" + *dn + "' is taken; shown compressed under its own name"});
+        } else {
+          taken.insert(*dn);
+          s.name = *dn;
+          s.decompressed = true;
+        }
+      }
+    }
+    shown.push_back(std::move(s));
+  }
+  std::sort(shown.begin(), shown.end(), [](const ShownEntry& a, const ShownEntry& b) { return a.name < b.name; });
+  return shown;
+}
+
+}  // namespace mibz2::fs

@@ -1,0 +1,40 @@
+// How source names appear in the mount: X.bz2 as X, X.tbz2 and X.tbz as X.tar, with the rules
+// for collisions (a real file keeps its name; the compressed one stays visible, raw, under its own)
+// and for files that only look compressed (shown raw under their own name).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mibz2::fs {
+
+// The decompressed name for a compressed-looking name, or nullopt ("a.txt", ".bz2", "x.tar").
+std::optional<std::string> decompressed_name(std::string_view name);
+
+// One source directory entry, as the listing needs it.
+struct SourceEntry {
+  std::string name;
+  enum class Type { kDirectory, kRegular, kSymlink, kOther } type;
+  bool is_bzip2 = false;  // regular file whose content starts with a bzip2 stream header
+};
+
+// One entry of the mirrored directory.
+struct ShownEntry {
+  std::string name;         // as shown in the mount
+  std::string source_name;  // the entry in the source directory
+  SourceEntry::Type type;
+  bool decompressed;        // shown decompressed (else raw)
+};
+
+// A note for the log about a name that could not be shown decompressed.
+struct NamingNote {
+  std::string source_name;
+  std::string reason;
+};
+
+// The mirrored listing of one directory: every source entry exactly once, sorted by shown name.
+std::vector<ShownEntry> map_directory(std::vector<SourceEntry> entries, std::vector<NamingNote>* notes);
+
+}  // namespace mibz2::fs

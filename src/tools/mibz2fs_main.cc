@@ -1,0 +1,115 @@
+// mibz2fs: mount a directory with every bzip2 file in it shown decompressed, read-only.
+#include <fuse_lowlevel.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/sinks/syslog_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "fs/filesystem.h"
+#include "fs/mount_options.h"
+#include "fs/name_mapping.h"
+#include "fs/source_directory.h"
+#include "index/index_loader.h"
+#include "tools/cli_common.h"
+
+namespace {
+
+using mibz2::fs::MountOptions;
+
+void setup_logging(const MountOptions& o, bool daemonized) {
+  std::shared_ptr<spdlog::logger> logger;
+  if (daemonized) {
+    logger = spdlog::syslog_logger_mt("mibz2fs", "mibz2fs", LOG_PID, LOG_DAEMON);
+  } else {
+    logger = spdlog::stderr_color_mt("mibz2fs");
+  }
+  logger->set_level(spdlog::level::from_str(o.log_level));
+  logger->set_pattern(daemonized ? "%v" : "%Y-%m-%d %H:%M:%S.%e mibz2fs %l: %v");
+  spdlog::set_default_logger(logger);
+}
+
+// -o wait_index: every compressed file indexed before the mount appears, with progress shown.
+bool index_everything(const MountOptions& o) {
+  std::vector<std::string> files;
+  std::vector<std::string> dirs{o.source};
+  while (!dirs.empty()) {
+    const std::string dir = dirs.back();
+    dirs.pop_back();
+    std::vector<mibz2::fs::SourceEntry> entries;
+    if (mibz2::fs::list_source_directory(dir, &entries) != 0) continue;
+    std::vector<mibz2::fs::NamingNote> notes;
+    for (const auto& e : mibz2::fs::map_directory(std::move(entries), &notes)) {
+      const std::string path = mibz2::fs::child_path(dir, e.source_name);
+      if (e.type == mibz2::fs::SourceEntry::Type::kDirectory) dirs.push_back(path);
+      else if (e.decompressed) files.push_back(path);
+    }
+  }
+  mibz2::index::IndexStore store(o.index_dir);
+  for (size_t i = 0; i < files.size(); ++i) {
+    const auto got = mibz2::tools::get_index(files[i], store, o.threads, false, false);
+    if (!got.ok) std::fprintf(stderr, "mibz2fs: %s: cannot index: %s\n", files[i].c_str(), got.error.c_str());
+    else if (got.built)
+      std::fprintf(stderr, "mibz2fs: [%zu/%zu] indexed %s\n", i + 1, files.size(), files[i].c_str());
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MountOptions options;
+  fuse_args args;
+  switch (mibz2::fs::parse_mount_options(argc, argv, &options, &args)) {
+    case mibz2::fs::ParseOutcome::kExitOk: fuse_opt_free_args(&args); return 0;
+    case mibz2::fs::ParseOutcome::kExitError: fuse_opt_free_args(&args); return 1;
+    case mibz2::fs::ParseOutcome::kMount: break;
+  }
+  if (const std::string problem = mibz2::fs::check_mount_paths(options); !problem.empty()) {
+    std::fprintf(stderr, "mibz2fs: %s\n", problem.c_str());
+    fuse_opt_free_args(&args);
+    return 1;
+  }
+  if (options.wait_index) index_everything(options);
+
+  // The Filesystem (and its threads) is made after daemonizing: fork keeps only the calling thread.
+  std::unique_ptr<mibz2::fs::Filesystem> fs;
+  mibz2::fs::Filesystem* fs_ptr = nullptr;
+  fuse_session* se = fuse_session_new(&args, &mibz2::fs::Filesystem::operations(),
+                                      sizeof(fuse_lowlevel_ops), &fs_ptr);
+  fuse_opt_free_args(&args);
+  if (!se) return 1;  // libfuse printed why (e.g. an unknown option)
+  int status = 1;
+  if (fuse_set_signal_handlers(se) == 0) {
+    if (fuse_session_mount(se, options.mountpoint.c_str()) == 0) {
+      if (fuse_daemonize(options.foreground ? 1 : 0) == 0) {
+        setup_logging(options, !options.foreground);
+        fs = std::make_unique<mibz2::fs::Filesystem>(options);
+        fs_ptr = fs.get();
+        fs->set_session(se);
+        fs->start_tree_walk();
+        int rc;
+        if (options.single_thread) {
+          rc = fuse_session_loop(se);
+        } else {
+          fuse_loop_config* cfg = fuse_loop_cfg_create();
+          fuse_loop_cfg_set_max_threads(cfg, options.max_fuse_threads);
+          fuse_loop_cfg_set_idle_threads(cfg, 10);
+          rc = fuse_session_loop_mt(se, cfg);
+          fuse_loop_cfg_destroy(cfg);
+        }
+        // 0: unmounted (fusermount3 -u); > 0: the signal (SIGINT, SIGTERM, SIGHUP) that ended it.
+        status = rc >= 0 ? 0 : 1;
+      }
+      fuse_session_unmount(se);
+    }
+    fuse_remove_signal_handlers(se);
+  }
+  fs.reset();
+  fuse_session_destroy(se);
+  return status;
+}
