@@ -32,6 +32,23 @@ ssize_t Reader::read(uint64_t offset, size_t length, uint8_t* out) {
   const uint64_t end = offset + std::min<uint64_t>(length, idx.decompressed_size - offset);
   const uint64_t first = idx.block_at(offset);
   const uint64_t last = idx.block_at(end - 1);
+  for (uint64_t b = first; b <= last; ++b) {
+    if (idx.blocks[b].damaged()) {
+      add(st.damaged_reads);
+      report_damage(b, idx.blocks[b].undecodable() ? "undecodable" : "CRC mismatch");
+      return -EIO;
+    }
+  }
+
+  // The common case, a read inside one cached block: one shard lock, one copy, nothing else.
+  if (first == last) {
+    if (BlockRef ref = engine_.cache().lookup({file_id_, first})) {
+      plan_readahead(offset, end, first, last);
+      std::memcpy(out, ref->bytes.data() + (offset - idx.blocks[first].out_offset), end - offset);
+      add(st.bytes_read, end - offset);
+      return static_cast<ssize_t>(end - offset);
+    }
+  }
 
   // Hits first, with no lock but the cache shard's; misses go to the slow path all at once, so
   // a read spanning several blocks has them decoded in parallel.
@@ -39,27 +56,10 @@ ssize_t Reader::read(uint64_t offset, size_t length, uint8_t* out) {
   std::vector<BlockRef> blocks(n);
   std::vector<std::shared_future<Outcome>> pending(n);
   for (uint64_t b = first; b <= last; ++b) {
-    if (idx.blocks[b].damaged()) {
-      add(st.damaged_reads);
-      report_damage(b, idx.blocks[b].undecodable() ? "undecodable" : "CRC mismatch");
-      return -EIO;
-    }
     blocks[b - first] = engine_.cache().lookup({file_id_, b});
     if (!blocks[b - first]) pending[b - first] = request(b, Priority::kDemand);
   }
-
-  if (engine_.options().readahead) {
-    ReadAheadPlan plan;
-    {
-      std::lock_guard lk(readahead_mu_);
-      plan = readahead_.on_read(offset, end - offset, first, last, idx.blocks.size(),
-                                [&idx](uint64_t b) { return idx.block_size(b); });
-    }
-    for (uint64_t b = plan.first; b <= plan.last && !plan.empty(); ++b) {
-      if (idx.blocks[b].damaged() || engine_.cache().contains({file_id_, b})) continue;
-      request(b, Priority::kReadAhead);
-    }
-  }
+  plan_readahead(offset, end, first, last);
 
   uint64_t pos = offset;
   uint8_t* dst = out;
@@ -81,6 +81,24 @@ ssize_t Reader::read(uint64_t offset, size_t length, uint8_t* out) {
   }
   add(st.bytes_read, end - offset);
   return static_cast<ssize_t>(end - offset);
+}
+
+void Reader::plan_readahead(uint64_t offset, uint64_t end, uint64_t first, uint64_t last) {
+  if (!engine_.options().readahead) return;
+  const index::BlockIndex& idx = *index_;
+  ReadAheadPlan plan;
+  {
+    // Read-ahead is a hint: when another reader of this file holds the policy, this read skips
+    // it rather than wait (no reader ever queues behind another for it).
+    std::unique_lock lk(readahead_mu_, std::try_to_lock);
+    if (!lk.owns_lock()) return;
+    plan = readahead_.on_read(offset, end - offset, first, last, idx.blocks.size(),
+                              [&idx](uint64_t b) { return idx.block_size(b); });
+  }
+  for (uint64_t b = plan.first; b <= plan.last && !plan.empty(); ++b) {
+    if (idx.blocks[b].damaged() || engine_.cache().contains({file_id_, b})) continue;
+    request(b, Priority::kReadAhead);
+  }
 }
 
 std::shared_future<Reader::Outcome> Reader::request(uint64_t block, Priority priority) {

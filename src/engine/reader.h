@@ -60,6 +60,8 @@ class Reader : public std::enable_shared_from_this<Reader> {
     bool readahead = false;             // queued ahead of any reader
   };
 
+  // Feeds the read to the read-ahead policy and queues what it plans.
+  void plan_readahead(uint64_t offset, uint64_t end, uint64_t first, uint64_t last);
   // The block from the cache, or a future for it (starting or joining its decode).
   std::shared_future<Outcome> request(uint64_t block, Priority priority);
   void queue_decode(const std::shared_ptr<InFlight>& f, uint64_t block, Priority priority);
