@@ -23,8 +23,18 @@ std::string bits_where(uint64_t bit) {
 
 }  // namespace
 
-IndexBuilder::IndexBuilder(std::span<const uint8_t> data, size_t window)
-    : data_(data), window_(std::max<size_t>(window, 1)) {}
+IndexBuilder::IndexBuilder(std::span<const uint8_t> data, size_t window, bool keep_output)
+    : data_(data), window_(std::max<size_t>(window, 1)), keep_output_(keep_output) {}
+
+bool IndexBuilder::next_output(OutputBlock* out) {
+  std::unique_lock lk(mu_);
+  output_ready_.wait(lk, [this] { return !output_.empty() || phase_ == Phase::kFinished; });
+  if (output_.empty()) return false;
+  *out = std::move(output_.front());
+  output_.pop_front();
+  changed_.notify_all();  // room for decoding again
+  return true;
+}
 
 bool IndexBuilder::finished() const {
   std::lock_guard lk(mu_);
@@ -51,7 +61,8 @@ BuildResult IndexBuilder::take_result() {
 }
 
 bool IndexBuilder::has_work_locked() const {
-  const bool claimable = next_claim_seq_ < front_seq_ + candidates_.size() && next_claim_seq_ < front_seq_ + window_;
+  const bool claimable = next_claim_seq_ < front_seq_ + candidates_.size() && next_claim_seq_ < front_seq_ + window_ &&
+                         output_.size() < window_;
   return phase_ == Phase::kFinished || claimable || should_scan_locked();
 }
 
@@ -78,10 +89,11 @@ IndexBuilder::Step IndexBuilder::step(bz2::BlockDecoder& decoder, bz2::ByteBuffe
     bz2::scan_marks(data_, from * 8, to * 8, marks);
     lk.lock();
     for (const bz2::Mark& m : marks) {
-      Candidate c{m.bit, m.kind, Candidate::State::kPending, {}, {}, 0};
+      Candidate& c = candidates_.emplace_back();
+      c.bit = m.bit;
+      c.kind = m.kind;
       // End-of-stream marks need no decoding; they only serve resynchronisation.
-      if (m.kind == bz2::MarkKind::kEndOfStream) c.state = Candidate::State::kDone;
-      candidates_.push_back(c);
+      c.state = m.kind == bz2::MarkKind::kEndOfStream ? Candidate::State::kDone : Candidate::State::kPending;
     }
     scan_pos_ = to;
     scan_done_ = to >= data_.size();
@@ -92,19 +104,22 @@ IndexBuilder::Step IndexBuilder::step(bz2::BlockDecoder& decoder, bz2::ByteBuffe
     return Step::kWorked;
   }
 
-  // Claim the first pending candidate inside the window.
+  // Claim the first pending candidate inside the window (and, when keeping output, only while the
+  // consumer is not too far behind).
   const uint64_t limit = front_seq_ + window_;
-  while (next_claim_seq_ < front_seq_ + candidates_.size() && next_claim_seq_ < limit) {
+  while (next_claim_seq_ < front_seq_ + candidates_.size() && next_claim_seq_ < limit && output_.size() < window_) {
     const uint64_t seq = next_claim_seq_++;
     Candidate& c = candidates_[seq - front_seq_];
     if (c.state != Candidate::State::kPending) continue;
     c.state = Candidate::State::kDecoding;
     const uint64_t bit = c.bit;
     lk.unlock();
-    scratch.clear();
+    bz2::ByteBuffer kept;  // keep_output: decode straight into the buffer the consumer gets
+    bz2::ByteBuffer& out = keep_output_ ? kept : scratch;
+    out.clear();
     bz2::BlockResult r;
-    const bz2::Error e = decoder.decode(data_, bit, kDecodeLevel, scratch, r);
-    const uint64_t size = scratch.size();
+    const bz2::Error e = decoder.decode(data_, bit, kDecodeLevel, out, r);
+    const uint64_t size = out.size();
     if (scratch.capacity() > (64u << 20)) bz2::ByteBuffer().swap(scratch);  // do not hoard a huge block
     lk.lock();
     // The candidate may have been dropped (resolution passed it) while we decoded.
@@ -113,6 +128,7 @@ IndexBuilder::Step IndexBuilder::step(bz2::BlockDecoder& decoder, bz2::ByteBuffe
       d.error = e;
       d.block = r;
       d.size = size;
+      if (keep_output_ && !e) d.bytes = std::move(kept);
       d.state = Candidate::State::kDone;
       resolve_locked();
     }
@@ -153,7 +169,16 @@ IndexBuilder::Candidate* IndexBuilder::front_candidate() {
   return &candidates_.front();
 }
 
-void IndexBuilder::add_block(uint64_t start_bit, uint64_t flags, uint64_t size, uint64_t end_bit, uint32_t crc) {
+void IndexBuilder::add_block(uint64_t start_bit, uint64_t flags, uint64_t size, uint64_t end_bit, uint32_t crc,
+                             bz2::ByteBuffer* bytes) {
+  if (keep_output_) {
+    OutputBlock o;
+    o.block = result_.index.blocks.size();
+    o.damaged = flags & (BlockRecord::kCrcMismatch | BlockRecord::kUndecodable);
+    if (bytes && !o.damaged) o.bytes = std::move(*bytes);
+    output_.push_back(std::move(o));
+    output_ready_.notify_one();
+  }
   if (first_in_stream_) flags |= BlockRecord::kStreamStart;
   first_in_stream_ = false;
   result_.index.blocks.push_back(BlockRecord::make(start_bit, level_, flags, out_offset_,
@@ -173,6 +198,7 @@ void IndexBuilder::finish_locked() {
   result_.ok = result_.error.empty();
   resolved_bits_.store(data_.size() * 8, std::memory_order_relaxed);
   changed_.notify_all();
+  output_ready_.notify_all();
 }
 
 bool IndexBuilder::plausible_end_of_stream(uint64_t bit) const {
@@ -295,7 +321,7 @@ bool IndexBuilder::resolve_block_locked(Candidate& c) {
   };
 
   if (!c.error && r.bwt_length <= max_len) {
-    add_block(c.bit, 0, c.size, r.end_bit, r.stored_crc);
+    add_block(c.bit, 0, c.size, r.end_bit, r.stored_crc, &c.bytes);
     combined_crc_ = bz2::combine_stream_crc(combined_crc_, r.stored_crc);
     cursor_ = r.end_bit;
     return true;
@@ -308,7 +334,7 @@ bool IndexBuilder::resolve_block_locked(Candidate& c) {
     return true;
   }
   if (c.error.code == bz2::ErrorCode::kBlockCrcMismatch && r.bwt_length <= max_len && next_is_mark(r.end_bit)) {
-    add_block(c.bit, BlockRecord::kCrcMismatch, c.size, r.end_bit, r.stored_crc);
+    add_block(c.bit, BlockRecord::kCrcMismatch, c.size, r.end_bit, r.stored_crc, nullptr);
     combined_crc_ = bz2::combine_stream_crc(combined_crc_, r.stored_crc);
     note("block " + std::to_string(block_no) + " at " + bits_where(c.bit) + " is damaged: CRC mismatch (" +
          std::to_string(c.size) + " bytes at decompressed offset " +
@@ -322,7 +348,7 @@ bool IndexBuilder::resolve_block_locked(Candidate& c) {
   if (r.symbols_read && r.end_bit > c.bit && next_is_mark(r.end_bit)) {
     note("block " + std::to_string(block_no) + " at " + bits_where(c.bit) + " cannot be decoded: " + why +
          "; it stands as " + std::to_string(max_len) + " unreadable bytes and offsets after it are shifted");
-    add_block(c.bit, BlockRecord::kUndecodable, max_len, r.end_bit, 0);
+    add_block(c.bit, BlockRecord::kUndecodable, max_len, r.end_bit, 0, nullptr);
     stream_crc_unverifiable_ = true;
     cursor_ = r.end_bit;
     return true;
@@ -366,7 +392,7 @@ void IndexBuilder::resync_locked() {
       continue;
     }
     const uint64_t nominal = static_cast<uint64_t>(level_) * 100000;
-    add_block(damaged_start, BlockRecord::kUndecodable, nominal, c.bit, 0);
+    add_block(damaged_start, BlockRecord::kUndecodable, nominal, c.bit, 0, nullptr);
     note("damaged stretch at compressed " + bits_where(damaged_start) + " .. " + bits_where(c.bit) +
          " stands as block " + std::to_string(result_.index.blocks.size() - 1) + " of " +
          std::to_string(nominal) + " unreadable bytes; decompressed offsets after it are shifted by an "

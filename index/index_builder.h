@@ -48,7 +48,19 @@ class IndexBuilder {
 
   // `data` must stay valid until the build finishes. `window`: candidates in flight ahead of the
   // resolution point (bounds memory and wasted work); a few per thread is enough.
-  IndexBuilder(std::span<const uint8_t> data, size_t window);
+  // With `keep_output`, decoded bytes are kept and handed out in file order by next_output(): a
+  // parallel streaming decompressor that leaves the index behind. At most `window` decoded blocks
+  // wait for the consumer (backpressure: decoding pauses while the consumer is behind).
+  IndexBuilder(std::span<const uint8_t> data, size_t window, bool keep_output = false);
+
+  // One block of output, in file order (keep_output mode).
+  struct OutputBlock {
+    bz2::ByteBuffer bytes;  // the decoded bytes (empty for a damaged block)
+    size_t block = 0;       // its number in the index
+    bool damaged = false;   // CRC mismatch or undecodable: its bytes must not be served
+  };
+  // Waits for the next block of output; false when there is no more (the build finished).
+  bool next_output(OutputBlock* out);
 
   // Does one unit of work (scan a piece, or decode one candidate) with the caller's decoder.
   Step step(bz2::BlockDecoder& decoder, bz2::ByteBuffer& scratch);
@@ -73,12 +85,13 @@ class IndexBuilder {
 
  private:
   struct Candidate {
-    uint64_t bit;
-    bz2::MarkKind kind;
-    enum class State : uint8_t { kPending, kDecoding, kDone } state;
+    uint64_t bit = 0;
+    bz2::MarkKind kind = bz2::MarkKind::kBlock;
+    enum class State : uint8_t { kPending, kDecoding, kDone } state = State::kPending;
     bz2::Error error;
     bz2::BlockResult block;
-    uint64_t size = 0;  // decoded bytes (valid when block.bytes_produced)
+    uint64_t size = 0;      // decoded bytes (valid when block.bytes_produced)
+    bz2::ByteBuffer bytes;  // keep_output mode: the decoded bytes
   };
   enum class Phase { kStreamStart, kInStream, kResync, kFinished };
 
@@ -89,12 +102,15 @@ class IndexBuilder {
   bool resolve_block_locked(Candidate& c);
   void resync_locked();
   bool plausible_end_of_stream(uint64_t bit) const;
-  void add_block(uint64_t start_bit, uint64_t flags, uint64_t size, uint64_t end_bit, uint32_t crc);
+  // Records a resolved block; in keep_output mode also queues its bytes (moved) for the consumer.
+  void add_block(uint64_t start_bit, uint64_t flags, uint64_t size, uint64_t end_bit, uint32_t crc,
+                 bz2::ByteBuffer* bytes);
   void finish_locked();
   void note(std::string line) { result_.notes.push_back(std::move(line)); }
 
   const std::span<const uint8_t> data_;
   const size_t window_;
+  const bool keep_output_;
 
   mutable std::mutex mu_;
   std::condition_variable changed_;  // idle workers wait here for new work or the end
@@ -115,6 +131,8 @@ class IndexBuilder {
   bool first_in_stream_ = false;
   uint64_t out_offset_ = 0;
   BuildResult result_;
+  std::deque<OutputBlock> output_;    // resolved blocks the consumer has not taken (keep_output)
+  std::condition_variable output_ready_;  // the consumer waits here
   // written under mu_, read without it for progress
   std::atomic<uint64_t> resolved_bits_{0};
 };

@@ -35,6 +35,22 @@ struct Obtained {
 // `source_path` may be relative; the index is keyed by the absolute, symlink-resolved path.
 Obtained obtain_index(const std::string& source_path, IndexStore& store, const ObtainOptions& options);
 
+// The stored index if it is current; ok=false otherwise (nothing is built).
+Obtained load_if_current(const std::string& source_path, IndexStore& store);
+
+// Decodes the whole file on `threads` threads, handing each block's bytes to `sink` in file order,
+// and stores the index built on the way (one pass instead of an index build and then a decode).
+// A damaged block reaches the sink with damaged=true and no bytes. If the sink returns false the
+// decode stops and nothing is stored (the result says stopped).
+struct StreamedBlock {
+  const uint8_t* data;
+  size_t size;
+  size_t block;
+  bool damaged;
+};
+Obtained decode_and_index(const std::string& source_path, IndexStore& store, unsigned threads,
+                          const std::function<bool(const StreamedBlock&)>& sink, bool* stopped);
+
 // The absolute, symlink-resolved path (or the input, if it cannot be resolved).
 std::string absolute_path(const std::string& path);
 

@@ -30,9 +30,11 @@ void cat_usage(FILE* out) {
   std::fprintf(out,
                "usage: mibz2 cat [-j N] [--offset BYTES] [--length BYTES] [--index-dir DIR] FILE.bz2...\n"
                "Writes the decompressed content of each FILE to standard output, like bzip2 -dc.\n"
-               "It reads through the block index (built first if there is none) on N decoder threads\n"
-               "with read-ahead; with --offset or --length it decodes only the blocks the range covers.\n"
-               "-j 1 without a range streams through the file on one thread and needs no index.\n"
+               "It decodes on N threads: a file with a current block index through the engine with\n"
+               "read-ahead; one without in a single parallel pass that stores the index on the way.\n"
+               "With --offset or --length it decodes only the blocks the range covers (building the\n"
+               "index first if there is none). -j 1 on a whole file streams through it on one thread\n"
+               "and needs no index.\n"
                "  -j, --threads N    decoder threads (default: all cores)\n"
                "      --offset B     first decompressed byte to write (K, M, G suffixes allowed)\n"
                "      --length B     how many bytes to write at most (default: to the end)\n"
@@ -68,6 +70,51 @@ int cat_one(const char* path, bz2::BlockDecoder& decoder) {
   return kExitOk;
 }
 
+// The end of the output of a whole file or of a range that reaches the end: like bzip2 -dc, a file
+// cut short or a stream whose CRC does not match is an error even when every block was written.
+int check_tail(const char* path, const index::BlockIndex& idx) {
+  if (idx.truncated_at_bit) {
+    std::fprintf(stderr, "mibz2: %s: file ends inside a block at bit %llu (truncated): output ends at the last complete block\n",
+                 path, static_cast<unsigned long long>(idx.truncated_at_bit));
+    return kExitDataError;
+  }
+  if (idx.flags & index::BlockIndex::kStreamCrcMismatch) {
+    std::fprintf(stderr, "mibz2: %s: stream CRC mismatch\n", path);
+    return kExitDataError;
+  }
+  return kExitOk;
+}
+
+// A whole file with no current index: decoded in parallel in one pass, in order, storing the
+// index found on the way (so the next cat, range or mount of it starts at once).
+int cat_streaming(const char* path, index::IndexStore& store, unsigned threads) {
+  int write_errno = 0;
+  std::string damage;
+  bool stopped = false;
+  const index::Obtained got = index::decode_and_index(path, store, threads, [&](const index::StreamedBlock& b) {
+    if (b.damaged) {
+      damage = "block " + std::to_string(b.block) + " is damaged: its bytes cannot be read";
+      return false;
+    }
+    write_errno = io::write_all(STDOUT_FILENO, b.data, b.size);
+    return write_errno == 0;
+  }, &stopped);
+  for (const std::string& n : got.notes) std::fprintf(stderr, "mibz2: %s: %s\n", path, n.c_str());
+  if (write_errno) {
+    std::fprintf(stderr, "mibz2: writing output: %s\n", std::strerror(write_errno));
+    return kExitUsage;
+  }
+  if (!damage.empty()) {
+    std::fprintf(stderr, "mibz2: %s: %s (run 'mibz2 info %s' for all the damage)\n", path, damage.c_str(), path);
+    return kExitDataError;
+  }
+  if (!got.ok) {
+    std::fprintf(stderr, "mibz2: %s: %s\n", path, got.error.c_str());
+    return kExitDataError;
+  }
+  return check_tail(path, *got.index);
+}
+
 // Through the engine: the index (built if missing), the decoder pool and read-ahead.
 int cat_engine(const char* path, index::IndexStore& store, engine::Engine& eng, uint64_t offset, uint64_t length) {
   const index::Obtained got = get_index(path, store, eng.pool().threads(), false, false);
@@ -101,19 +148,7 @@ int cat_engine(const char* path, index::IndexStore& store, engine::Engine& eng, 
     }
     offset += static_cast<uint64_t>(n);
   }
-  // Like bzip2 -dc: everything readable was written, but a file cut short or a stream whose CRC
-  // does not match is still an error when the output reaches the end.
-  const index::BlockIndex& idx = reader->index();
-  if (reaches_end && idx.truncated_at_bit) {
-    std::fprintf(stderr, "mibz2: %s: file ends inside a block at bit %llu (truncated): output ends at the last complete block\n",
-                 path, static_cast<unsigned long long>(idx.truncated_at_bit));
-    return kExitDataError;
-  }
-  if (reaches_end && (idx.flags & index::BlockIndex::kStreamCrcMismatch)) {
-    std::fprintf(stderr, "mibz2: %s: stream CRC mismatch\n", path);
-    return kExitDataError;
-  }
-  return kExitOk;
+  return reaches_end ? check_tail(path, reader->index()) : kExitOk;
 }
 
 }  // namespace
@@ -151,9 +186,11 @@ int cmd_cat(int argc, char** argv) {
     cat_usage(stderr);
     return kExitUsage;
   }
-  // -j 1 on a whole file: one thread streaming through the file, as bzip2 -dc does (no index).
-  // Anything else goes through the engine, with the index built first if there is none.
-  const bool streaming = threads == 1 && !offset && !length;
+  // A whole file: with -j 1, one thread streaming through it as bzip2 -dc does (no index);
+  // otherwise through the engine if its index is current, else one parallel pass that also
+  // stores the index. A range always goes through the engine (index built first if missing).
+  const bool whole = !offset && !length;
+  const bool streaming = threads == 1 && whole;
   bz2::BlockDecoder decoder;
   index::IndexStore store(index_dir);
   std::unique_ptr<engine::Engine> eng;
@@ -166,8 +203,10 @@ int cmd_cat(int argc, char** argv) {
   }
   int status = kExitOk;
   for (int i = optind; i < argc; ++i) {
-    const int s = streaming ? cat_one(argv[i], decoder)
-                            : cat_engine(argv[i], store, *eng, offset.value_or(0), length.value_or(UINT64_MAX));
+    int s;
+    if (streaming) s = cat_one(argv[i], decoder);
+    else if (whole && !index::load_if_current(argv[i], store).ok) s = cat_streaming(argv[i], store, threads);
+    else s = cat_engine(argv[i], store, *eng, offset.value_or(0), length.value_or(UINT64_MAX));
     if (s != kExitOk) status = s;
     if (s == kExitDataError || s == kExitUsage) break;  // like bzip2 -dc: stop at the first bad file
   }
