@@ -56,8 +56,9 @@ ssize_t Reader::read(uint64_t offset, size_t length, uint8_t* out) {
   std::vector<BlockRef> blocks(n);
   std::vector<std::shared_future<Outcome>> pending(n);
   for (uint64_t b = first; b <= last; ++b) {
-    blocks[b - first] = engine_.cache().lookup({file_id_, b});
-    if (!blocks[b - first]) pending[b - first] = request(b, Priority::kDemand);
+    // A one-block read has just missed above (counted once); request() looks again under its lock.
+    if (first != last) blocks[b - first] = engine_.cache().lookup({file_id_, b});
+    if (!blocks[b - first]) pending[b - first] = request(b);
   }
   plan_readahead(offset, end, first, last);
 
@@ -97,11 +98,11 @@ void Reader::plan_readahead(uint64_t offset, uint64_t end, uint64_t first, uint6
   }
   for (uint64_t b = plan.first; b <= plan.last && !plan.empty(); ++b) {
     if (idx.blocks[b].damaged() || engine_.cache().contains({file_id_, b})) continue;
-    request(b, Priority::kReadAhead);
+    if (!request_readahead(b)) return;  // the slow path is busy: this read does not wait for it
   }
 }
 
-std::shared_future<Reader::Outcome> Reader::request(uint64_t block, Priority priority) {
+std::shared_future<Reader::Outcome> Reader::request(uint64_t block) {
   std::shared_ptr<InFlight> f;
   bool start = false;
   bool upgrade = false;
@@ -117,28 +118,36 @@ std::shared_future<Reader::Outcome> Reader::request(uint64_t block, Priority pri
     auto it = inflight_.find(block);
     if (it != inflight_.end()) {
       f = it->second;
-      if (priority == Priority::kDemand) {
-        add(engine_.stats().inflight_joins);
-        // A reader now waits for a block only queued as read-ahead: queue it again at demand
-        // priority; whichever copy a worker takes first does the decode.
-        upgrade = !f->demanded.exchange(true) && f->readahead && !f->started.load();
-      }
+      add(engine_.stats().inflight_joins);
+      // A reader now waits for a block only queued as read-ahead: queue it again at demand
+      // priority; whichever copy a worker takes first does the decode.
+      upgrade = !f->demanded.exchange(true) && f->readahead && !f->started.load();
     } else {
       f = std::make_shared<InFlight>();
       f->future = f->promise.get_future().share();
-      f->readahead = priority != Priority::kDemand;
-      f->demanded = priority == Priority::kDemand;
+      f->demanded = true;
       inflight_.emplace(block, f);
       start = true;
     }
   }
-  if (start) {
-    if (priority == Priority::kReadAhead) add(engine_.stats().readahead_issued);
-    queue_decode(f, block, priority);
-  } else if (upgrade) {
-    queue_decode(f, block, Priority::kDemand);
-  }
+  if (start || upgrade) queue_decode(f, block, Priority::kDemand);
   return f->future;
+}
+
+bool Reader::request_readahead(uint64_t block) {
+  std::shared_ptr<InFlight> f;
+  {
+    std::unique_lock lk(inflight_mu_, std::try_to_lock);
+    if (!lk.owns_lock()) return false;
+    if (engine_.cache().contains({file_id_, block}) || inflight_.count(block)) return true;
+    f = std::make_shared<InFlight>();
+    f->future = f->promise.get_future().share();
+    f->readahead = true;
+    inflight_.emplace(block, f);
+  }
+  add(engine_.stats().readahead_issued);
+  queue_decode(f, block, Priority::kReadAhead);
+  return true;
 }
 
 void Reader::queue_decode(const std::shared_ptr<InFlight>& f, uint64_t block, Priority priority) {

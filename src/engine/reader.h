@@ -62,8 +62,12 @@ class Reader : public std::enable_shared_from_this<Reader> {
 
   // Feeds the read to the read-ahead policy and queues what it plans.
   void plan_readahead(uint64_t offset, uint64_t end, uint64_t first, uint64_t last);
-  // The block from the cache, or a future for it (starting or joining its decode).
-  std::shared_future<Outcome> request(uint64_t block, Priority priority);
+  // The block from the cache, or a future for it (starting or joining its decode, at demand
+  // priority: a reader waits for it).
+  std::shared_future<Outcome> request(uint64_t block);
+  // Queues a read-ahead decode unless the block is cached or under way; false, without waiting,
+  // when the in-flight mutex is busy (read-ahead is a hint; the reader that planned it goes on).
+  bool request_readahead(uint64_t block);
   void queue_decode(const std::shared_ptr<InFlight>& f, uint64_t block, Priority priority);
   Outcome decode(uint64_t block, WorkerContext& ctx);
   void report_damage(uint64_t block, const std::string& why);

@@ -1,0 +1,307 @@
+// ReadAheadPolicy (pure logic): random reads earn nothing, a sequential stream's window grows to
+// its limits in blocks and bytes, interleaved streams are told apart. DecoderPool: demand jobs run
+// before queued read-ahead and background jobs, FIFO within a priority, on every worker.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <latch>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/decoder_pool.h"
+#include "engine/readahead.h"
+#include "engine_test_support.h"
+
+namespace mibz2::test {
+namespace {
+
+using engine::DecoderPool;
+using engine::Priority;
+using engine::ReadAheadLimits;
+using engine::ReadAheadPlan;
+using engine::ReadAheadPolicy;
+using engine::WorkerContext;
+
+// A synthetic file of `count` blocks with the given sizes (decompressed), for feeding the policy.
+struct FakeFile {
+  std::vector<uint64_t> starts, sizes;
+  explicit FakeFile(std::vector<uint64_t> block_sizes) : sizes(std::move(block_sizes)) {
+    uint64_t off = 0;
+    for (uint64_t s : sizes) {
+      starts.push_back(off);
+      off += s;
+    }
+    starts.push_back(off);
+  }
+  static FakeFile uniform(uint64_t count, uint64_t size) { return FakeFile(std::vector<uint64_t>(count, size)); }
+  uint64_t total() const { return starts.back(); }
+  uint64_t block_at(uint64_t off) const {
+    return static_cast<uint64_t>(std::upper_bound(starts.begin(), starts.end(), off) - starts.begin()) - 1;
+  }
+  ReadAheadPlan read(ReadAheadPolicy& p, uint64_t off, uint64_t len) const {
+    const uint64_t end = std::min(off + len, total());
+    return p.on_read(off, end - off, block_at(off), block_at(end - 1), sizes.size(),
+                     [this](uint64_t b) { return sizes[b]; });
+  }
+};
+
+TEST(ReadAheadPolicy, RandomReadsGetNoReadAhead) {
+  // 100 GB in 900 kB blocks; offsets kept far from the last few reads (farther than any slack).
+  const FakeFile f = FakeFile::uniform(111111, 900000);
+  ReadAheadPolicy p(ReadAheadLimits{});
+  Rng rng(3);
+  std::vector<uint64_t> recent;
+  for (int i = 0; i < 5000; ++i) {
+    uint64_t off;
+    bool near;
+    do {
+      off = rng.next() % (f.total() - 200000);
+      near = false;
+      for (uint64_t r : recent)
+        if ((off > r ? off - r : r - off) < (uint64_t{16} << 20)) near = true;
+    } while (near);
+    const ReadAheadPlan plan = f.read(p, off, 4096 + rng.below(128 * 1024));
+    ASSERT_TRUE(plan.empty()) << "read " << i << " at " << off << " got read-ahead " << plan.first << ".." << plan.last;
+    recent.push_back(off);
+    if (recent.size() > 16) recent.erase(recent.begin());
+  }
+}
+
+TEST(ReadAheadPolicy, SequentialStreamGrowsItsWindowToTheBlockLimit) {
+  const FakeFile f = FakeFile::uniform(400, 1 << 20);
+  ReadAheadLimits limits;
+  limits.max_blocks = 8;
+  limits.initial_blocks = 2;
+  limits.max_bytes = uint64_t{1} << 40;
+  ReadAheadPolicy p(limits);
+  const uint64_t chunk = 256 * 1024;
+  std::vector<uint64_t> horizons;  // how far ahead of the block read each plan reaches
+  uint64_t next_expected = 1;      // plans are contiguous and never repeat a block
+  for (uint64_t off = 0; off < f.total(); off += chunk) {
+    const ReadAheadPlan plan = f.read(p, off, chunk);
+    if (off == 0) {
+      EXPECT_TRUE(plan.empty()) << "the first read of a stream is not yet sequential";
+      continue;
+    }
+    if (plan.empty()) continue;
+    const uint64_t block = f.block_at(off + chunk - 1);
+    ASSERT_EQ(plan.first, next_expected) << "at " << off;
+    ASSERT_GT(plan.first, block);
+    next_expected = plan.last + 1;
+    horizons.push_back(plan.last - block);
+    ASSERT_LE(plan.last - block, limits.max_blocks);
+    ASSERT_LT(plan.last, f.sizes.size());
+  }
+  ASSERT_GE(horizons.size(), 4u);
+  EXPECT_EQ(horizons[0], limits.initial_blocks);
+  EXPECT_EQ(horizons[1], 2 * limits.initial_blocks);
+  EXPECT_EQ(horizons[2], limits.max_blocks);
+  EXPECT_EQ(*std::max_element(horizons.begin(), horizons.end()), limits.max_blocks);
+  // Every block after the first was planned, once, by the end of the file.
+  EXPECT_EQ(next_expected, f.sizes.size());
+}
+
+TEST(ReadAheadPolicy, ByteBoundLimitsTheWindow) {
+  // Blocks of uneven sizes; at most 3.5 MB ahead (but always at least the next block).
+  std::vector<uint64_t> sizes;
+  Rng rng(9);
+  for (int i = 0; i < 600; ++i) sizes.push_back(100000 + rng.below(2000000));
+  const FakeFile f(sizes);
+  ReadAheadLimits limits;
+  limits.max_blocks = 64;
+  limits.max_bytes = 3500000;
+  ReadAheadPolicy p(limits);
+  size_t plans = 0, bounded_by_bytes = 0;
+  for (uint64_t off = 0; off < f.total(); off += 300000) {
+    const ReadAheadPlan plan = f.read(p, off, 300000);
+    if (plan.empty()) continue;
+    ++plans;
+    const uint64_t block = f.block_at(std::min(off + 300000, f.total()) - 1);
+    uint64_t ahead = 0;
+    for (uint64_t b = block + 1; b <= plan.last; ++b) ahead += f.sizes[b];
+    if (plan.last > block + 1) {
+      EXPECT_LE(ahead, limits.max_bytes) << "plan " << plan.first << ".." << plan.last << " after block " << block;
+    }
+    // Once the window has grown to max_blocks (after six plans: 2, 4, ..., 64), a plan that
+    // stops short of it stopped because the next block would not fit.
+    if (plans > 6 && plan.last + 1 < f.sizes.size() && plan.last - block < limits.max_blocks) {
+      EXPECT_GT(ahead + f.sizes[plan.last + 1], limits.max_bytes);
+      ++bounded_by_bytes;
+    }
+  }
+  EXPECT_GT(plans, 100u);
+  EXPECT_GT(bounded_by_bytes, 100u);
+}
+
+TEST(ReadAheadPolicy, TwoInterleavedStreamsAreBothDetected) {
+  const FakeFile f = FakeFile::uniform(2000, 1 << 20);
+  ReadAheadPolicy p(ReadAheadLimits{});
+  const uint64_t chunk = 128 * 1024;
+  uint64_t a = 0, b = uint64_t{1000} << 20;  // two readers, far apart
+  size_t plans_a = 0, plans_b = 0;
+  for (int i = 0; i < 200; ++i) {
+    const ReadAheadPlan pa = f.read(p, a, chunk);
+    if (!pa.empty()) {
+      ++plans_a;
+      EXPECT_GT(pa.first, f.block_at(a));
+      EXPECT_LE(pa.last, f.block_at(a) + 8) << "stream A planned far outside its own region";
+    }
+    const ReadAheadPlan pb = f.read(p, b, chunk);
+    if (!pb.empty()) {
+      ++plans_b;
+      EXPECT_GT(pb.first, f.block_at(b));
+      EXPECT_LE(pb.last, f.block_at(b) + 8) << "stream B planned far outside its own region";
+    }
+    a += chunk;
+    b += chunk;
+  }
+  // Each stream planned from its second read on, whenever it moved on to new blocks.
+  EXPECT_GE(plans_a, 20u);
+  EXPECT_GE(plans_b, 20u);
+}
+
+TEST(ReadAheadPolicy, SlightlyOutOfOrderReadsStillCount) {
+  // FUSE serves a sequential reader's requests on several threads: they arrive a little shuffled.
+  const FakeFile f = FakeFile::uniform(200, 1 << 20);
+  ReadAheadPolicy p(ReadAheadLimits{});
+  const uint64_t chunk = 128 * 1024;
+  size_t plans = 0;
+  for (uint64_t base = 0; base + 4 * chunk <= f.total(); base += 4 * chunk)
+    for (uint64_t k : {1, 0, 3, 2})
+      if (!f.read(p, base + k * chunk, chunk).empty()) ++plans;
+  EXPECT_GT(plans, 50u);
+}
+
+// ---- decoder pool -----------------------------------------------------------------------------
+
+// A job that records its name in `order`.
+struct Recorder {
+  std::mutex mu;
+  std::vector<std::string> order;
+  DecoderPool::Job job(std::string name) {
+    return [this, name](WorkerContext&) {
+      std::lock_guard lk(mu);
+      order.push_back(name);
+    };
+  }
+};
+
+TEST(DecoderPoolConcurrent, DemandRunsBeforeQueuedReadAheadAndBackground) {
+  Recorder rec;
+  {
+    DecoderPool pool(1);
+    ASSERT_EQ(pool.threads(), 1u);
+    std::latch busy(1), release(1);
+    pool.submit(Priority::kBackground, [&](WorkerContext&) {
+      busy.count_down();
+      release.wait();
+    });
+    busy.wait();  // the only worker is inside the first job: everything below queues
+    pool.submit(Priority::kBackground, rec.job("b1"));
+    pool.submit(Priority::kReadAhead, rec.job("r1"));
+    pool.submit(Priority::kDemand, rec.job("d1"));
+    pool.submit(Priority::kBackground, rec.job("b2"));
+    pool.submit(Priority::kReadAhead, rec.job("r2"));
+    pool.submit(Priority::kDemand, rec.job("d2"));
+    pool.submit(Priority::kReadAhead, rec.job("r3"));
+    EXPECT_EQ(pool.queued_at_or_above(Priority::kDemand), 2u);
+    EXPECT_EQ(pool.queued_at_or_above(Priority::kReadAhead), 5u);
+    EXPECT_EQ(pool.queued_at_or_above(Priority::kBackground), 7u);
+    release.count_down();
+    ASSERT_TRUE(eventually([&] {
+      std::lock_guard lk(rec.mu);
+      return rec.order.size() == 7;
+    }));
+    EXPECT_EQ(pool.queued_at_or_above(Priority::kBackground), 0u);
+  }
+  EXPECT_EQ(rec.order, (std::vector<std::string>{"d1", "d2", "r1", "r2", "r3", "b1", "b2"}));
+}
+
+TEST(DecoderPoolConcurrent, DemandArrivingWhileReadAheadIsQueuedJumpsAhead) {
+  Recorder rec;
+  DecoderPool pool(1);
+  std::latch busy(1), release(1);
+  // The first read-ahead job blocks the worker; more read-ahead waits behind it; then demand comes.
+  pool.submit(Priority::kReadAhead, [&](WorkerContext&) {
+    busy.count_down();
+    release.wait();
+  });
+  busy.wait();
+  for (int i = 0; i < 5; ++i) {
+    std::string name = "r";  // (not "r" + to_string: a GCC 12 -Wrestrict false positive)
+    name += std::to_string(i);
+    pool.submit(Priority::kReadAhead, rec.job(name));
+  }
+  pool.submit(Priority::kBackground, rec.job("b"));
+  pool.submit(Priority::kDemand, rec.job("d"));
+  release.count_down();
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lk(rec.mu);
+    return rec.order.size() == 7;
+  }));
+  EXPECT_EQ(rec.order.front(), "d");
+  EXPECT_EQ(rec.order.back(), "b");
+}
+
+TEST(DecoderPoolConcurrent, EveryWorkerRunsJobsAtOnceWithItsOwnContext) {
+  const unsigned n = 4;
+  DecoderPool pool(n);
+  ASSERT_EQ(pool.threads(), n);
+  // n jobs that each wait until all n are running: completes only if n workers run in parallel.
+  std::mutex mu;
+  std::condition_variable cv;
+  unsigned running = 0;
+  std::set<unsigned> ids;
+  std::set<const WorkerContext*> contexts;
+  bool all_met = true;
+  for (unsigned i = 0; i < n; ++i) {
+    pool.submit(Priority::kDemand, [&](WorkerContext& ctx) {
+      std::unique_lock lk(mu);
+      ++running;
+      ids.insert(ctx.worker_id);
+      contexts.insert(&ctx);
+      cv.notify_all();
+      if (!cv.wait_for(lk, std::chrono::seconds(20), [&] { return running >= n; })) all_met = false;
+    });
+  }
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lk(mu);
+    return running == n;
+  }));
+  std::lock_guard lk(mu);
+  EXPECT_TRUE(all_met);
+  EXPECT_EQ(ids.size(), n);
+  EXPECT_EQ(contexts.size(), n);
+}
+
+TEST(DecoderPoolConcurrent, DestructionFinishesQueuedJobs) {
+  std::atomic<int> done{0};
+  {
+    DecoderPool pool(2);
+    for (int i = 0; i < 300; ++i)
+      pool.submit(static_cast<Priority>(i % 3), [&](WorkerContext&) { done.fetch_add(1); });
+  }
+  EXPECT_EQ(done.load(), 300);
+}
+
+TEST(DecoderPoolConcurrent, ManySubmittersAtOnce) {
+  std::atomic<int> done{0};
+  {
+    DecoderPool pool(3);
+    std::vector<std::thread> submitters;
+    for (int t = 0; t < 16; ++t)
+      submitters.emplace_back([&, t] {
+        for (int i = 0; i < 200; ++i)
+          pool.submit(static_cast<Priority>((t + i) % 3), [&](WorkerContext&) { done.fetch_add(1); });
+      });
+    for (auto& s : submitters) s.join();
+  }
+  EXPECT_EQ(done.load(), 16 * 200);
+}
+
+}  // namespace
+}  // namespace mibz2::test
