@@ -383,8 +383,16 @@ void IndexBuilder::resync_locked() {
     }
     Candidate& c = candidates_.front();
     if (c.state != Candidate::State::kDone) return;
+    // A block right after a stream header starts a new stream (the damage took the end of the
+    // previous one): it is judged by that stream's level.
+    int header_level = 0;
+    const bool after_header = c.kind == bz2::MarkKind::kBlock && c.bit >= bz2::kStreamHeaderBits &&
+                              (c.bit - bz2::kStreamHeaderBits) % 8 == 0 &&
+                              bz2::classify_stream_start(data_, (c.bit - bz2::kStreamHeaderBits) / 8, &header_level) ==
+                                  bz2::StreamStart::kStream;
+    const int level = after_header ? header_level : level_;
     const bool good_block = c.kind == bz2::MarkKind::kBlock && !c.error &&
-                            c.block.bwt_length <= static_cast<uint64_t>(level_) * 100000;
+                            c.block.bwt_length <= static_cast<uint64_t>(level) * 100000;
     const bool good_end = c.kind == bz2::MarkKind::kEndOfStream && plausible_end_of_stream(c.bit);
     if (!good_block && !good_end) {
       candidates_.pop_front();
@@ -400,6 +408,13 @@ void IndexBuilder::resync_locked() {
     stream_crc_unverifiable_ = true;
     cursor_ = c.bit;
     phase_ = Phase::kInStream;
+    if (after_header) {
+      level_ = header_level;
+      combined_crc_ = 0;
+      stream_crc_unverifiable_ = false;
+      first_in_stream_ = true;
+      result_.index.stream_count++;
+    }
     return;
   }
 }

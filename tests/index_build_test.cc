@@ -1,0 +1,213 @@
+// The index of every valid shape of bzip2 file against a sequential decode: the same blocks at the
+// same bits, decompressed offsets and sizes, stream count and total; thousands of random ranges read
+// through the index records alone equal the original bytes; any thread count or window gives the
+// same index, byte for byte.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "bz2/stream_parser.h"
+#include "index/index_format.h"
+#include "index_test_support.h"
+
+namespace mibz2::test {
+namespace {
+
+TEST(IndexCorpus, CorpusHasTheShapesItClaims) {
+  size_t multi_block = 0, multi_stream = 0;
+  for (const Variant& v : corpus()) {
+    FileLayout layout;
+    ASSERT_TRUE(walk_file(v.file, &layout)) << v.name;
+    if (layout.blocks.size() > 1) ++multi_block;
+    if (layout.stream_bytes.size() > 1) ++multi_stream;
+    if (v.name.rfind("level", 0) == 0) {
+      EXPECT_GE(layout.blocks.size(), 2u) << v.name << " should have several blocks";
+      EXPECT_EQ(layout.blocks.front().level, v.name.back() - '0') << v.name;
+    }
+  }
+  EXPECT_GE(multi_block, 12u);
+  EXPECT_GE(multi_stream, 4u);
+}
+
+TEST(IndexCorpus, IndexEqualsSequentialDecode) {
+  for (const Variant& v : corpus()) {
+    SCOPED_TRACE(v.name);
+    const OurResult seq = decode_ours(v.file);
+    ASSERT_TRUE(seq.ok()) << bz2::to_string(seq.error);
+    ASSERT_TRUE(same_bytes(seq.out, v.plain));
+    FileLayout layout;
+    ASSERT_TRUE(walk_file(v.file, &layout));
+
+    const index::BuildResult r = build_guarded(v.file, 1);
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_TRUE(r.error.empty());
+    EXPECT_TRUE(r.notes.empty()) << r.notes.front();
+    EXPECT_TRUE(index_matches_layout(r.index, layout, seq.out.size()));
+    // The block sizes add up to the total.
+    uint64_t sum = 0;
+    for (size_t i = 0; i < r.index.blocks.size(); ++i) sum += r.index.block_size(i);
+    EXPECT_EQ(sum, v.plain.size());
+  }
+}
+
+TEST(IndexCorpus, BlockAtMapsEveryBoundary) {
+  for (const Variant& v : corpus()) {
+    SCOPED_TRACE(v.name);
+    const index::BuildResult r = build_guarded(v.file, 1);
+    ASSERT_TRUE(r.ok) << r.error;
+    const index::BlockIndex& idx = r.index;
+    for (size_t i = 0; i < idx.blocks.size(); ++i) {
+      const uint64_t start = idx.blocks[i].out_offset;
+      const uint64_t last = start + idx.block_size(i) - 1;
+      ASSERT_EQ(idx.block_at(start), i);
+      ASSERT_EQ(idx.block_at(last), i);
+      ASSERT_EQ(idx.block_at(start + idx.block_size(i) / 2), i);
+      if (i > 0) {
+        ASSERT_EQ(idx.block_at(start - 1), i - 1);
+      }
+    }
+  }
+}
+
+TEST(IndexCorpus, RandomRangesThroughTheIndexEqualTheOriginal) {
+  const size_t per_variant = scaled(600, 150);
+  size_t checked = 0, spanning_blocks = 0, spanning_streams = 0;
+  for (const Variant& v : corpus()) {
+    SCOPED_TRACE(v.name);
+    const index::BuildResult r = build_guarded(v.file, 1);
+    ASSERT_TRUE(r.ok) << r.error;
+    const index::BlockIndex& idx = r.index;
+    IndexedBytes reader(v.file, idx);
+    const uint64_t total = v.plain.size();
+
+    // Where streams start in the decompressed file (for counting ranges that cross them).
+    std::vector<uint64_t> stream_starts;
+    for (const auto& b : idx.blocks)
+      if (b.stream_start()) stream_starts.push_back(b.out_offset);
+
+    auto check = [&](uint64_t off, uint64_t len) {
+      const std::optional<Bytes> got = reader.range(off, len);
+      ASSERT_TRUE(got.has_value()) << "range " << off << "+" << len;
+      const uint64_t end = off >= total ? total : off + std::min(len, total - off);
+      const Bytes want(v.plain.begin() + static_cast<std::ptrdiff_t>(std::min(off, total)),
+                       v.plain.begin() + static_cast<std::ptrdiff_t>(end));
+      ASSERT_TRUE(same_bytes(*got, want)) << "range " << off << "+" << len;
+      ++checked;
+      if (end > off && idx.block_at(off) != idx.block_at(end - 1)) ++spanning_blocks;
+      if (end <= off) return;
+      for (uint64_t s : stream_starts)
+        if (s > off && s < end) {
+          ++spanning_streams;
+          break;
+        }
+    };
+
+    // Edges: empty ranges, the end, past the end.
+    check(0, 0);
+    check(total, 10);
+    check(total + 1000, 1);
+    if (total == 0) continue;
+    check(0, total);
+    check(total - 1, 1);
+    check(total - 1, 1000);
+    // Around every block boundary, and from the middle of each block into the ones after it.
+    for (size_t i = 0; i < idx.blocks.size(); ++i) {
+      const uint64_t start = idx.blocks[i].out_offset;
+      check(start, 1);
+      if (start >= 3) check(start - 3, 7);
+      const uint64_t mid = start + idx.block_size(i) / 2;
+      check(mid, idx.block_size(i));
+      if (i + 3 < idx.blocks.size()) check(mid, idx.blocks[i + 3].out_offset - mid + 5);
+    }
+    // Random ranges: short, within about a block, over several blocks, over much of the file.
+    Rng rng(0x1DE5 + v.plain.size());
+    const uint64_t block = std::max<uint64_t>(1, total / std::max<size_t>(1, idx.blocks.size()));
+    for (size_t k = 0; k < per_variant; ++k) {
+      const uint64_t off = rng.next() % total;
+      uint64_t len;
+      switch (rng.below(4)) {
+        case 0: len = 1 + rng.below(100); break;
+        case 1: len = 1 + rng.next() % block; break;
+        case 2: len = 1 + rng.next() % (4 * block); break;
+        default: len = 1 + rng.next() % total; break;
+      }
+      check(off, len);
+    }
+  }
+  EXPECT_GE(checked, kSanitized ? 2500u : 10000u);
+  EXPECT_GE(spanning_blocks, kSanitized ? 400u : 1000u);
+  EXPECT_GE(spanning_streams, 100u);
+}
+
+// The convenience entry point gives what the builder gives.
+TEST(IndexCorpus, BuildIndexEqualsIndexBuilder) {
+  for (const Variant& v : corpus()) {
+    SCOPED_TRACE(v.name);
+    const index::BuildResult a = index::build_index(v.file, 1);
+    const index::BuildResult b = build_guarded(v.file, 1);
+    ASSERT_EQ(a.ok, b.ok);
+    EXPECT_TRUE(same_index(a.index, b.index));
+  }
+}
+
+TEST(IndexCorpus, SerializeParseRoundTrip) {
+  for (const Variant& v : corpus()) {
+    SCOPED_TRACE(v.name);
+    index::BuildResult r = build_guarded(v.file, 1);
+    ASSERT_TRUE(r.ok) << r.error;
+    r.index.source = {v.file.size(), 1234567890123456789ull, 4242, 0xF00DF00DF00DF00Dull};
+    const std::vector<uint8_t> bytes = index::serialize(r.index);
+    ASSERT_EQ(bytes.size(), index::kHeaderSize + 24 * r.index.blocks.size());
+    index::BlockIndex back;
+    std::string why;
+    ASSERT_TRUE(index::parse(bytes, &back, &why)) << why;
+    EXPECT_TRUE(same_index(back, r.index));
+    EXPECT_EQ(index::serialize(back), bytes);
+  }
+}
+
+// ---- several threads ----------------------------------------------------------------------------
+
+TEST(IndexThreadsConcurrent, OneTwoAndFourThreadsGiveIdenticalIndexes) {
+  for (const Variant& v : corpus()) {
+    SCOPED_TRACE(v.name);
+    const index::BuildResult one = build_guarded(v.file, 1);
+    ASSERT_TRUE(one.ok) << one.error;
+    const std::vector<uint8_t> want = index::serialize(one.index);
+    struct Config {
+      unsigned threads;
+      size_t window;
+    };
+    // (Fewer configurations under sanitizers, where every build is several times slower.)
+    const std::vector<Config> configs = kSanitized ? std::vector<Config>{{2, 0}, {4, 1}}
+                                                   : std::vector<Config>{{2, 0}, {4, 0}, {4, 1}, {2, 3}, {4, 64}};
+    for (const Config c : configs) {
+      const index::BuildResult other = build_guarded(v.file, c.threads, c.window);
+      ASSERT_TRUE(other.ok) << other.error;
+      EXPECT_TRUE(same_index(other.index, one.index)) << c.threads << " threads, window " << c.window;
+      EXPECT_EQ(index::serialize(other.index), want) << c.threads << " threads, window " << c.window;
+      EXPECT_EQ(other.notes, one.notes);
+    }
+  }
+}
+
+TEST(IndexThreadsConcurrent, ManyBuildsOfTheSameFileAtOnce) {
+  // Several builders over one mapped buffer at the same time (the filesystem indexes many files at
+  // once): each gets the index a lone build gets.
+  const Variant& v = corpus()[2];  // level3, several blocks
+  const index::BuildResult want = build_guarded(v.file, 1);
+  ASSERT_TRUE(want.ok);
+  std::vector<index::BuildResult> got(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); ++i)
+    threads.emplace_back([&, i] { got[i] = build_guarded(v.file, 2, 1 + i); });
+  for (auto& t : threads) t.join();
+  for (const auto& g : got) {
+    ASSERT_TRUE(g.ok);
+    EXPECT_TRUE(same_index(g.index, want.index));
+  }
+}
+
+}  // namespace
+}  // namespace mibz2::test

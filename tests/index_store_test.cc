@@ -1,0 +1,497 @@
+// Persistence of indexes (IndexStore, obtain_index): a save-load round trip gives the same index; a
+// stale or damaged index file of any kind (truncated, any byte flipped, wrong version, each field
+// check, source modified in place with its mtime restored, source replaced) is never taken as
+// current, never crashes the loader, and obtain_index rebuilds it; an unwritable index directory
+// makes the store read-only; index file names never collide for equal basenames.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+
+#include "index/hash64.h"
+#include "index/index_format.h"
+#include "index_test_support.h"
+
+namespace mibz2::test {
+namespace {
+
+namespace fs = std::filesystem;
+using index::IndexStore;
+using Load = IndexStore::Load;
+
+const char* load_name(Load l) {
+  switch (l) {
+    case Load::kCurrent: return "kCurrent";
+    case Load::kMissing: return "kMissing";
+    case Load::kStale: return "kStale";
+    case Load::kInvalid: return "kInvalid";
+  }
+  return "?";
+}
+
+void put32(Bytes& b, size_t off, uint32_t v) { std::memcpy(b.data() + off, &v, 4); }
+void put64(Bytes& b, size_t off, uint64_t v) { std::memcpy(b.data() + off, &v, 8); }
+uint64_t get64(const Bytes& b, size_t off) {
+  uint64_t v;
+  std::memcpy(&v, b.data() + off, 8);
+  return v;
+}
+
+// Recomputes the checksum (FORMAT.md: hash64 of bytes [0, 120) and of the records), so that a test
+// reaches the check after it.
+void fix_checksum(Bytes& b) {
+  index::Hash64 h;
+  h.update(b.data(), 120);
+  h.update(b.data() + index::kHeaderSize, b.size() - index::kHeaderSize);
+  put64(b, 120, h.digest());
+}
+
+// A source file with a few blocks in a temporary directory, its index obtained (built and saved)
+// through a store in the same directory.
+struct Fixture {
+  TempDir dir;
+  IndexStore store{(dir.path() / "indexes").string()};
+  std::string source;
+  Bytes plain;
+  Bytes file;
+  index::Obtained first;
+  Bytes index_bytes;  // the saved index file
+
+  explicit Fixture(size_t plain_size = 350000, uint64_t seed = 1) {
+    plain = mixed_bytes(plain_size, seed);
+    file = libbz2_compress(plain, 1);
+    source = dir.write("source.bz2", file).string();
+    first = obtain_guarded(source, store, 1);
+    if (first.ok && fs::exists(first.index_path)) index_bytes = read_file(first.index_path);
+  }
+
+  Load load(std::string* reason, index::BlockIndex* out = nullptr) const {
+    const int fd = open(source.c_str(), O_RDONLY);
+    index::SourceIdentity id;
+    std::string error;
+    EXPECT_TRUE(index::identify_source(fd, &id, &error)) << error;
+    close(fd);
+    index::BlockIndex tmp;
+    return store.load(index::absolute_path(source), id, out ? out : &tmp, reason);
+  }
+};
+
+TEST(IndexStore, ObtainBuildsSavesThenLoads) {
+  Fixture f;
+  ASSERT_TRUE(f.first.ok) << f.first.error;
+  EXPECT_TRUE(f.first.built);
+  EXPECT_TRUE(f.first.saved) << f.first.save_error;
+  EXPECT_TRUE(f.first.not_loaded_reason.empty());
+  EXPECT_EQ(f.first.index_path, f.store.path_for(index::absolute_path(f.source)));
+  ASSERT_TRUE(fs::exists(f.first.index_path));
+  ASSERT_EQ(f.index_bytes.size(), index::kHeaderSize + 24 * f.first.index->blocks.size());
+  EXPECT_GE(f.first.index->blocks.size(), 3u);
+
+  // The identity is the file's.
+  const FileTimes t = stat_times(f.source);
+  EXPECT_EQ(f.first.index->source.size, f.file.size());
+  EXPECT_EQ(f.first.index->source.inode, t.inode);
+  EXPECT_EQ(f.first.index->source.mtime_ns, uint64_t(t.mtime.tv_sec) * 1000000000ull + uint64_t(t.mtime.tv_nsec));
+
+  const index::Obtained again = obtain_guarded(f.source, f.store, 1);
+  ASSERT_TRUE(again.ok) << again.error;
+  EXPECT_FALSE(again.built);
+  EXPECT_TRUE(again.not_loaded_reason.empty()) << again.not_loaded_reason;
+  EXPECT_TRUE(same_index(*again.index, *f.first.index));
+
+  // force_rebuild builds although the stored one is current, and gets the same.
+  const index::Obtained forced = obtain_guarded(f.source, f.store, 1, /*force_rebuild=*/true);
+  ASSERT_TRUE(forced.ok);
+  EXPECT_TRUE(forced.built);
+  EXPECT_TRUE(same_index(*forced.index, *f.first.index));
+}
+
+TEST(IndexStore, SaveLoadRoundTripOfEveryCorpusShape) {
+  TempDir dir;
+  IndexStore store((dir.path() / "idx").string());
+  size_t n = 0;
+  for (const Variant& v : corpus()) {
+    SCOPED_TRACE(v.name);
+    std::string name = std::to_string(n++);  // (not "v" + to_string: a GCC 12 -Wrestrict false positive)
+    name += ".bz2";
+    const std::string path = dir.write(name, v.file).string();
+    index::BuildResult r = build_guarded(v.file, 1);
+    ASSERT_TRUE(r.ok) << r.error;
+    const int fd = open(path.c_str(), O_RDONLY);
+    std::string error;
+    ASSERT_TRUE(index::identify_source(fd, &r.index.source, &error)) << error;
+    close(fd);
+    ASSERT_TRUE(store.save(path, r.index, &error)) << error;
+    index::BlockIndex back;
+    std::string reason;
+    ASSERT_EQ(store.load(path, r.index.source, &back, &reason), Load::kCurrent) << reason;
+    EXPECT_TRUE(same_index(back, r.index));
+    // Saving again replaces it atomically (no temporary files left behind).
+    ASSERT_TRUE(store.save(path, r.index, &error)) << error;
+  }
+  for (const auto& e : fs::directory_iterator(dir.path() / "idx"))
+    EXPECT_EQ(e.path().extension(), ".idx") << "left behind: " << e.path();
+  EXPECT_FALSE(store.read_only());
+}
+
+TEST(IndexStore, MissingIndexIsMissing) {
+  TempDir dir;
+  IndexStore store((dir.path() / "does" / "not" / "exist").string());
+  index::BlockIndex out;
+  std::string reason;
+  EXPECT_EQ(store.load("/some/source.bz2", {}, &out, &reason), Load::kMissing);
+}
+
+// Writes `bytes` as the index file, loads, checks the status, then checks obtain_index rebuilds (and
+// saves a good index again).
+void expect_rejected_then_rebuilt(Fixture& f, const Bytes& bytes, const std::string& what,
+                                  Load expected = Load::kInvalid, bool rebuild = true) {
+  SCOPED_TRACE(what);
+  write_file(f.first.index_path, bytes);
+  std::string reason;
+  const Load got = f.load(&reason);
+  EXPECT_EQ(got, expected) << load_name(got) << ": " << reason;
+  EXPECT_NE(got, Load::kCurrent);
+  EXPECT_FALSE(reason.empty());
+  if (!rebuild) return;
+  const index::Obtained o = obtain_guarded(f.source, f.store, 1);
+  ASSERT_TRUE(o.ok) << o.error;
+  EXPECT_TRUE(o.built);
+  EXPECT_FALSE(o.not_loaded_reason.empty());
+  EXPECT_TRUE(o.saved) << o.save_error;
+  EXPECT_TRUE(same_index(*o.index, *f.first.index));
+  std::string reason2;
+  EXPECT_EQ(f.load(&reason2), Load::kCurrent) << reason2;
+}
+
+TEST(IndexStore, TruncatedOrPaddedIndexIsInvalidAndRebuilt) {
+  Fixture f;
+  ASSERT_TRUE(f.first.saved);
+  const size_t n = f.index_bytes.size();
+  for (size_t keep : {size_t{0}, size_t{1}, size_t{8}, size_t{64}, size_t{119}, size_t{120}, size_t{127},
+                      size_t{128}, size_t{129}, n - 24, n - 23, n - 1}) {
+    const Bytes cut(f.index_bytes.begin(), f.index_bytes.begin() + static_cast<std::ptrdiff_t>(keep));
+    expect_rejected_then_rebuilt(f, cut, "truncated to " + std::to_string(keep) + " bytes");
+  }
+  Bytes padded = f.index_bytes;
+  padded.push_back(0);
+  expect_rejected_then_rebuilt(f, padded, "one byte appended");
+  padded = f.index_bytes;
+  padded.insert(padded.end(), f.index_bytes.end() - 24, f.index_bytes.end());
+  expect_rejected_then_rebuilt(f, padded, "last record repeated");
+}
+
+TEST(IndexStore, EveryFlippedBitAndByteIsDetected) {
+  Fixture f;
+  ASSERT_TRUE(f.first.saved);
+  const Bytes good = f.index_bytes;
+  ASSERT_LT(good.size(), 1000u) << "meant to be a small index";
+  for (size_t i = 0; i < good.size(); ++i) {
+    for (int m : {0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0xFF}) {
+      Bytes bad = good;
+      bad[i] ^= static_cast<uint8_t>(m);
+      write_file(f.first.index_path, bad);
+      std::string reason;
+      const Load got = f.load(&reason);
+      ASSERT_EQ(got, Load::kInvalid) << "byte " << i << " xor " << m << ": " << load_name(got) << " " << reason;
+    }
+  }
+  // obtain_index rebuilds after any of them (a sample: each rebuild writes and fsyncs a file).
+  for (size_t i = 0; i < good.size(); i += 13) {
+    Bytes bad = good;
+    bad[i] ^= 0x10;
+    expect_rejected_then_rebuilt(f, bad, "byte " + std::to_string(i) + " flipped");
+  }
+}
+
+TEST(IndexStore, WrongVersionIsInvalid) {
+  Fixture f;
+  ASSERT_TRUE(f.first.saved);
+  for (uint32_t version : {0u, 2u, 7u, 0xFFFFFFFFu}) {
+    Bytes bad = f.index_bytes;
+    put32(bad, 8, version);
+    fix_checksum(bad);
+    write_file(f.first.index_path, bad);
+    std::string reason;
+    EXPECT_EQ(f.load(&reason), Load::kInvalid) << version;
+    EXPECT_NE(reason.find("version"), std::string::npos) << reason;
+    expect_rejected_then_rebuilt(f, bad, "version " + std::to_string(version));
+  }
+}
+
+// Each validation of FORMAT.md, reached with a correct checksum so that it is the one that decides.
+TEST(IndexStore, EachFieldCheckRejectsItsDamage) {
+  Fixture f;
+  ASSERT_TRUE(f.first.saved);
+  const Bytes good = f.index_bytes;
+  const size_t n = f.first.index->blocks.size();
+  ASSERT_GE(n, 3u);
+  const size_t rec1 = index::kHeaderSize + 24;  // second record
+  const size_t last = index::kHeaderSize + 24 * (n - 1);
+  struct Case {
+    std::string what;
+    std::function<void(Bytes&)> damage;
+    Load expected;
+  };
+  const uint64_t level_bits = uint64_t{0xF} << 56;
+  const std::vector<Case> cases = {
+      {"bad magic", [](Bytes& b) { b[0] = 'X'; }, Load::kInvalid},
+      {"header size 64", [](Bytes& b) { put32(b, 12, 64); }, Load::kInvalid},
+      {"header size 256", [](Bytes& b) { put32(b, 12, 256); }, Load::kInvalid},
+      {"block count + 1", [&](Bytes& b) { put64(b, 48, n + 1); }, Load::kInvalid},
+      {"block count - 1", [&](Bytes& b) { put64(b, 48, n - 1); }, Load::kInvalid},
+      {"block count 2^60", [](Bytes& b) { put64(b, 48, uint64_t{1} << 60); }, Load::kInvalid},
+      {"block count 2^64-1", [](Bytes& b) { put64(b, 48, ~uint64_t{0}); }, Load::kInvalid},
+      {"first reserved byte", [](Bytes& b) { b[96] = 1; }, Load::kInvalid},
+      {"last reserved byte", [](Bytes& b) { b[119] = 0x80; }, Load::kInvalid},
+      {"unknown flag bit 3", [](Bytes& b) { put32(b, 88, 1u << 3); }, Load::kInvalid},
+      {"unknown flag bit 31", [](Bytes& b) { put32(b, 88, 1u << 31); }, Load::kInvalid},
+      {"record reserved bit 63", [&](Bytes& b) { put64(b, rec1, get64(b, rec1) | (uint64_t{1} << 63)); },
+       Load::kInvalid},
+      {"record level 0", [&](Bytes& b) { put64(b, rec1, get64(b, rec1) & ~level_bits); }, Load::kInvalid},
+      {"record level 10",
+       [&](Bytes& b) { put64(b, rec1, (get64(b, rec1) & ~level_bits) | (uint64_t{10} << 56)); }, Load::kInvalid},
+      {"record bit length 0", [&](Bytes& b) { put32(b, last + 16, 0); }, Load::kInvalid},
+      {"record ends past the source", [&](Bytes& b) { put32(b, last + 16, 0xFFFFFFF0u); }, Load::kInvalid},
+      {"record starts past the source",
+       [&](Bytes& b) { put64(b, last, (get64(b, last) & ~index::BlockRecord::kBitMask) | (f.file.size() * 8 + 8)); },
+       Load::kInvalid},
+      {"record out_offset past the end",
+       [&](Bytes& b) { put64(b, last + 8, f.first.index->decompressed_size); }, Load::kInvalid},
+      {"out_offsets not ascending", [&](Bytes& b) { put64(b, rec1 + 8, 0); }, Load::kInvalid},
+      {"start bits not ascending",
+       [&](Bytes& b) { put64(b, rec1, (get64(b, rec1) & ~index::BlockRecord::kBitMask) | 32); }, Load::kInvalid},
+      {"first out_offset not 0", [&](Bytes& b) { put64(b, index::kHeaderSize + 8, 1); }, Load::kInvalid},
+      {"damaged count without damaged records", [](Bytes& b) { put32(b, 92, 1); }, Load::kInvalid},
+      {"damaged record not counted",
+       [&](Bytes& b) { put64(b, rec1, get64(b, rec1) | index::BlockRecord::kCrcMismatch); }, Load::kInvalid},
+      {"no blocks but a size",
+       [](Bytes& b) {
+         b.resize(index::kHeaderSize);
+         put64(b, 48, 0);
+       },
+       Load::kInvalid},
+      // Identity fields: the file parses, but it is not the index of this source.
+      {"source size", [&](Bytes& b) { put64(b, 16, f.file.size() + 1); }, Load::kStale},
+      {"source mtime", [](Bytes& b) { put64(b, 24, get64(b, 24) + 1); }, Load::kStale},
+      {"source inode", [](Bytes& b) { put64(b, 32, get64(b, 32) ^ 1); }, Load::kStale},
+      {"source fingerprint", [](Bytes& b) { put64(b, 40, get64(b, 40) ^ 1); }, Load::kStale},
+  };
+  for (const Case& c : cases) {
+    Bytes bad = good;
+    c.damage(bad);
+    fix_checksum(bad);
+    expect_rejected_then_rebuilt(f, bad, c.what, c.expected);
+  }
+}
+
+TEST(IndexStore, SourceModifiedInPlaceWithMtimeRestoredIsStale) {
+  // A change anywhere the fingerprint looks (the first and last 64 KiB), size and mtime unchanged.
+  Fixture f(600000);
+  ASSERT_TRUE(f.first.saved);
+  ASSERT_GT(f.file.size(), 2u * 64 * 1024) << "the source should be larger than the fingerprinted parts";
+  for (size_t at : {size_t{1000}, size_t{64 * 1024 - 1}, f.file.size() - 64 * 1024 + 10, f.file.size() - 20}) {
+    SCOPED_TRACE("byte " + std::to_string(at) + " changed");
+    const FileTimes before = stat_times(f.source);
+    Bytes changed = f.file;
+    changed[at] ^= 0x04;
+    {
+      // Rewrite in place (same inode).
+      FILE* out = std::fopen(f.source.c_str(), "r+b");
+      ASSERT_TRUE(out);
+      std::fseek(out, static_cast<long>(at), SEEK_SET);
+      std::fputc(changed[at], out);
+      std::fclose(out);
+    }
+    restore_mtime(f.source, before.mtime);
+    const FileTimes after = stat_times(f.source);
+    ASSERT_EQ(after.inode, before.inode);
+    ASSERT_EQ(after.mtime.tv_sec, before.mtime.tv_sec);
+    ASSERT_EQ(after.mtime.tv_nsec, before.mtime.tv_nsec);
+
+    std::string reason;
+    EXPECT_EQ(f.load(&reason), Load::kStale) << reason;
+    EXPECT_NE(reason.find("content"), std::string::npos) << reason;
+    const index::Obtained o = obtain_guarded(f.source, f.store, 1);
+    ASSERT_TRUE(o.ok) << o.error;
+    EXPECT_TRUE(o.built);
+    EXPECT_FALSE(o.not_loaded_reason.empty());
+    EXPECT_NE(o.index->source.fingerprint, f.first.index->source.fingerprint);
+    // The rebuilt index describes the changed file (the flip damaged something in it).
+    EXPECT_TRUE(o.index->flags != 0 || !o.notes.empty()) << "a flipped bit went unnoticed";
+    // Put the original back for the next round, and its index with it.
+    write_file(f.source, f.file);
+    restore_mtime(f.source, before.mtime);
+    const index::Obtained back = obtain_guarded(f.source, f.store, 1);
+    ASSERT_TRUE(back.built);
+    EXPECT_TRUE(same_index(*back.index, *f.first.index));
+  }
+}
+
+TEST(IndexStore, SourceResizedOrTouchedIsStale) {
+  Fixture f;
+  ASSERT_TRUE(f.first.saved);
+  // Touched: same bytes, new mtime.
+  const FileTimes before = stat_times(f.source);
+  struct timespec later = before.mtime;
+  later.tv_sec += 10;
+  restore_mtime(f.source, later);
+  std::string reason;
+  EXPECT_EQ(f.load(&reason), Load::kStale) << reason;
+  index::Obtained o = obtain_guarded(f.source, f.store, 1);
+  ASSERT_TRUE(o.ok);
+  EXPECT_TRUE(o.built);
+
+  // Grown: a second stream appended, mtime restored.
+  const Bytes more = libbz2_compress(text_bytes(5000, 99), 5);
+  Bytes grown = f.file;
+  grown.insert(grown.end(), more.begin(), more.end());
+  write_file(f.source, grown);
+  restore_mtime(f.source, later);
+  EXPECT_EQ(f.load(&reason), Load::kStale) << reason;
+  o = obtain_guarded(f.source, f.store, 1);
+  ASSERT_TRUE(o.ok);
+  EXPECT_TRUE(o.built);
+  EXPECT_EQ(o.index->stream_count, 2u);
+  EXPECT_EQ(o.index->decompressed_size, f.plain.size() + 5000);
+}
+
+TEST(IndexStore, SourceReplacedByANewFileIsStale) {
+  Fixture f;
+  ASSERT_TRUE(f.first.saved);
+  const FileTimes before = stat_times(f.source);
+  // The same bytes and the same mtime, but a new file renamed over the old one.
+  const std::string tmp = f.source + ".new";
+  write_file(tmp, f.file);
+  restore_mtime(tmp, before.mtime);
+  ASSERT_EQ(std::rename(tmp.c_str(), f.source.c_str()), 0);
+  const FileTimes after = stat_times(f.source);
+  ASSERT_NE(after.inode, before.inode);
+  std::string reason;
+  EXPECT_EQ(f.load(&reason), Load::kStale) << reason;
+  EXPECT_NE(reason.find("inode"), std::string::npos) << reason;
+  const index::Obtained o = obtain_guarded(f.source, f.store, 1);
+  ASSERT_TRUE(o.ok) << o.error;
+  EXPECT_TRUE(o.built);
+  EXPECT_EQ(o.index->source.inode, after.inode);
+  index::BlockIndex expected = *f.first.index;
+  expected.source.inode = after.inode;
+  EXPECT_TRUE(same_index(*o.index, expected));
+}
+
+void expect_unwritable(const std::string& dir) {
+  SCOPED_TRACE(dir);
+  Fixture f(120000);
+  IndexStore store(dir);
+  EXPECT_FALSE(store.read_only());
+  std::string error;
+  EXPECT_FALSE(store.save(f.source, *f.first.index, &error));
+  EXPECT_FALSE(error.empty());
+  EXPECT_TRUE(store.read_only());
+  // Stays read-only; later saves fail at once.
+  std::string error2;
+  EXPECT_FALSE(store.save(f.source, *f.first.index, &error2));
+  EXPECT_FALSE(error2.empty());
+  // obtain_index still gives an index, kept in memory only.
+  const index::Obtained o = obtain_guarded(f.source, store, 1);
+  ASSERT_TRUE(o.ok) << o.error;
+  EXPECT_TRUE(o.built);
+  EXPECT_FALSE(o.saved);
+  EXPECT_FALSE(o.save_error.empty());
+  EXPECT_TRUE(same_index(*o.index, *f.first.index));
+  // A fresh store on that directory: the first obtain fails to save and makes it read-only.
+  IndexStore fresh(dir);
+  const index::Obtained p = obtain_guarded(f.source, fresh, 1);
+  ASSERT_TRUE(p.ok);
+  EXPECT_FALSE(p.saved);
+  EXPECT_TRUE(fresh.read_only());
+}
+
+TEST(IndexStore, UnwritableDirectoryMakesTheStoreReadOnly) {
+  // Tests run as root, so permissions do not stop writes: use paths below a regular file.
+  expect_unwritable("/proc/version/x");
+  TempDir dir;
+  const std::string file = dir.write("plain-file", to_bytes("not a directory")).string();
+  expect_unwritable(file);
+  expect_unwritable(file + "/sub/dir");
+}
+
+TEST(IndexStore, SameBasenameInDifferentDirectoriesGetsDifferentIndexes) {
+  TempDir dir;
+  IndexStore store((dir.path() / "idx").string());
+  fs::create_directories(dir.path() / "a");
+  fs::create_directories(dir.path() / "b");
+  const Bytes pa = text_bytes(150000, 1), pb = text_bytes(90000, 2);
+  const std::string a = dir.write("a/dump.bz2", libbz2_compress(pa, 1)).string();
+  const std::string b = dir.write("b/dump.bz2", libbz2_compress(pb, 9)).string();
+  const std::string ia = store.path_for(index::absolute_path(a));
+  const std::string ib = store.path_for(index::absolute_path(b));
+  EXPECT_NE(ia, ib);
+  for (const std::string& p : {ia, ib}) {
+    const std::string name = fs::path(p).filename().string();
+    EXPECT_EQ(fs::path(p).parent_path(), fs::path(store.dir()));
+    // <basename>.<16 hex>.idx
+    ASSERT_EQ(name.size(), std::string("dump.bz2.").size() + 16 + 4) << name;
+    EXPECT_EQ(name.rfind("dump.bz2.", 0), 0u) << name;
+    EXPECT_EQ(name.substr(name.size() - 4), ".idx") << name;
+    for (size_t i = 9; i < 25; ++i) EXPECT_TRUE(std::isxdigit(static_cast<unsigned char>(name[i]))) << name;
+  }
+  const index::Obtained oa = obtain_guarded(a, store, 1), ob = obtain_guarded(b, store, 1);
+  ASSERT_TRUE(oa.saved && ob.saved);
+  EXPECT_EQ(oa.index_path, ia);
+  EXPECT_EQ(ob.index_path, ib);
+  // Each loads its own.
+  const index::Obtained la = obtain_guarded(a, store, 1), lb = obtain_guarded(b, store, 1);
+  EXPECT_FALSE(la.built);
+  EXPECT_FALSE(lb.built);
+  EXPECT_EQ(la.index->decompressed_size, pa.size());
+  EXPECT_EQ(lb.index->decompressed_size, pb.size());
+}
+
+TEST(IndexStore, RelativeAndSymlinkedPathsShareOneIndex) {
+  TempDir dir;
+  IndexStore store((dir.path() / "idx").string());
+  const std::string real = dir.write("real.bz2", libbz2_compress(text_bytes(20000, 3), 9)).string();
+  const std::string link = (dir.path() / "link.bz2").string();
+  fs::create_symlink(real, link);
+  const index::Obtained via_link = obtain_guarded(link, store, 1);
+  ASSERT_TRUE(via_link.ok);
+  EXPECT_TRUE(via_link.built);
+  EXPECT_EQ(via_link.index_path, store.path_for(index::absolute_path(real)));
+  const index::Obtained via_real = obtain_guarded(real, store, 1);
+  EXPECT_FALSE(via_real.built);
+  // Relative to the working directory.
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir.path());
+  const index::Obtained relative = obtain_guarded("real.bz2", store, 1);
+  fs::current_path(cwd);
+  EXPECT_FALSE(relative.built);
+  EXPECT_EQ(relative.index_path, via_link.index_path);
+}
+
+TEST(IndexStore, DirectoryNaming) {
+  EXPECT_EQ(IndexStore("/tmp/some/dir///").dir(), "/tmp/some/dir");
+  EXPECT_EQ(IndexStore("/tmp/x/").path_for("/a/b.bz2").rfind("/tmp/x/b.bz2.", 0), 0u);
+  // default_index_dir follows XDG_CACHE_HOME, then HOME (restored afterwards).
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = xdg ? xdg : "";
+  setenv("XDG_CACHE_HOME", "/var/tmp/xdg-test", 1);
+  EXPECT_EQ(index::default_index_dir(), "/var/tmp/xdg-test/mibz2fs");
+  EXPECT_EQ(IndexStore().dir(), "/var/tmp/xdg-test/mibz2fs");
+  setenv("XDG_CACHE_HOME", "relative/ignored", 1);
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    EXPECT_EQ(index::default_index_dir(), std::string(home) + "/.cache/mibz2fs");
+  }
+  if (xdg) setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else unsetenv("XDG_CACHE_HOME");
+}
+
+}  // namespace
+}  // namespace mibz2::test

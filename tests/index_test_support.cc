@@ -1,0 +1,290 @@
+#include "index_test_support.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <thread>
+
+#include "bz2/byte_buffer.h"
+
+namespace mibz2::test {
+
+// ---- corpus -----------------------------------------------------------------------------------
+
+Bytes mixed_bytes(size_t n, uint64_t seed) {
+  Rng rng(seed);
+  Bytes out;
+  out.reserve(n + 8192);
+  uint64_t piece_seed = seed * 1000;
+  while (out.size() < n) {
+    const size_t len = 1024 + rng.below(7 * 1024);
+    Bytes piece;
+    switch (rng.below(5)) {
+      case 0: piece = runs_bytes(len, ++piece_seed); break;
+      case 1: piece = random_bytes(len, ++piece_seed); break;
+      default: piece = text_bytes(len, ++piece_seed); break;
+    }
+    out.insert(out.end(), piece.begin(), piece.end());
+  }
+  out.resize(n);
+  return out;
+}
+
+const std::vector<Variant>& corpus() {
+  static const std::vector<Variant> variants = [] {
+    std::vector<Variant> v;
+    auto one = [&](std::string name, Bytes plain, int level) {
+      Bytes file = libbz2_compress(plain, level);
+      v.push_back({std::move(name), std::move(plain), std::move(file)});
+    };
+    // Several blocks at every level (a level-L block holds L * 100000 bytes before RLE1).
+    for (int level = 1; level <= 9; ++level) {
+      const size_t n = static_cast<size_t>(level) * 100000 * (kSanitized ? 16 : 25) / 10;
+      one("level" + std::to_string(level), mixed_bytes(n, 100 + level), level);
+    }
+    {
+      // Concatenated streams with mixed levels, empty streams among them.
+      const Bytes a = text_bytes(scaled(250000, 120000), 1);
+      const Bytes b = runs_bytes(scaled(300000, 150000), 2);
+      const Bytes c = random_bytes(150000, 3);
+      const Bytes d = text_bytes(120000, 4);
+      const Bytes e = mixed_bytes(scaled(700000, 350000), 5);
+      const Bytes none;
+      const Bytes fa = libbz2_compress(a, 1), fempty9 = libbz2_compress(none, 9), fb = libbz2_compress(b, 9),
+                  fc = libbz2_compress(c, 5), fd = libbz2_compress(d, 2), fe = libbz2_compress(e, 3),
+                  fempty1 = libbz2_compress(none, 1);
+      v.push_back({"multistream_mixed_levels", concat({&a, &none, &b, &c, &d, &e, &none}),
+                   concat({&fa, &fempty9, &fb, &fc, &fd, &fe, &fempty1})});
+      const Bytes t = text_bytes(50000, 6);
+      const Bytes fe4 = libbz2_compress(none, 4), ft = libbz2_compress(t, 6), fe2 = libbz2_compress(none, 2);
+      v.push_back({"empty_streams_around_one", t, concat({&fe4, &ft, &fe2})});
+      v.push_back({"two_empty_streams", none, concat({&fempty1, &fempty9})});
+      // Many small streams, as pbzip2 writes them.
+      Bytes plain, file;
+      for (int i = 0; i < 40; ++i) {
+        const Bytes p = mixed_bytes(1000 + 997 * static_cast<size_t>(i), 700 + i);
+        const Bytes f = libbz2_compress(p, 1 + i % 9);
+        plain.insert(plain.end(), p.begin(), p.end());
+        file.insert(file.end(), f.begin(), f.end());
+      }
+      v.push_back({"forty_small_streams", std::move(plain), std::move(file)});
+    }
+    one("empty_stream", {}, 9);
+    one("runs_level1", runs_bytes(scaled(1500000, 400000), 7), 1);
+    // Blocks that decode to ~5 MB each (RLE1 turns 255 equal bytes into 5).
+    one("one_long_run_level1", repeated_byte(scaled(12000000, 6000000), 'z'), 1);
+    one("all_byte_values_level2", all_byte_values(scaled(4096, 1024), 8), 2);
+    one("one_byte", to_bytes("x"), 1);
+    one("short_text", text_bytes(100, 9), 9);
+    // Compressed size beyond one 4 MB scanner chunk.
+    one("random_level9_multi_chunk", random_bytes(4500000, 10), 9);
+    return v;
+  }();
+  return variants;
+}
+
+// ---- builds -----------------------------------------------------------------------------------
+
+index::BuildResult build_guarded(std::span<const uint8_t> data, unsigned threads, size_t window) {
+  threads = std::max(1u, threads);
+  index::IndexBuilder builder(data, window ? window : 4 * size_t{threads});
+  std::vector<std::thread> workers;
+  for (unsigned i = 0; i < threads; ++i) workers.emplace_back([&builder] { builder.work(); });
+  if (!builder.wait_finished(kBuildTimeout)) {
+    std::fprintf(stderr, "FATAL: the index build of a %zu-byte file on %u threads (window %zu) did not finish in %lld s\n",
+                 data.size(), threads, window, static_cast<long long>(kBuildTimeout.count()));
+    std::fflush(stderr);
+    std::abort();  // its threads cannot be joined: end the program rather than hang the suite
+  }
+  for (auto& t : workers) t.join();
+  return builder.take_result();
+}
+
+index::Obtained obtain_guarded(const std::string& path, index::IndexStore& store, unsigned threads,
+                               bool force_rebuild) {
+  index::ObtainOptions options;
+  options.threads = threads;
+  options.force_rebuild = force_rebuild;
+  std::promise<index::Obtained> promise;
+  std::future<index::Obtained> result = promise.get_future();
+  std::thread t([&] { promise.set_value(index::obtain_index(path, store, options)); });
+  if (result.wait_for(kBuildTimeout) != std::future_status::ready) {
+    std::fprintf(stderr, "FATAL: obtain_index(%s) did not finish in %lld s\n", path.c_str(),
+                 static_cast<long long>(kBuildTimeout.count()));
+    std::fflush(stderr);
+    std::abort();
+  }
+  t.join();
+  return result.get();
+}
+
+// ---- checks -----------------------------------------------------------------------------------
+
+namespace {
+
+std::string record_text(const index::BlockRecord& r) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "{start_bit %llu level %d flags %s%s%s out_offset %llu bit_length %u crc %08x}",
+                static_cast<unsigned long long>(r.start_bit()), r.level(), r.crc_mismatch() ? "C" : "-",
+                r.undecodable() ? "U" : "-", r.stream_start() ? "S" : "-",
+                static_cast<unsigned long long>(r.out_offset), r.bit_length, r.crc);
+  return buf;
+}
+
+}  // namespace
+
+::testing::AssertionResult same_index(const index::BlockIndex& a, const index::BlockIndex& e) {
+  auto fail = [] { return ::testing::AssertionFailure(); };
+  if (!(a.source == e.source))
+    return fail() << "source identity differs: size " << a.source.size << "/" << e.source.size << " mtime "
+                  << a.source.mtime_ns << "/" << e.source.mtime_ns << " inode " << a.source.inode << "/"
+                  << e.source.inode << " fingerprint " << a.source.fingerprint << "/" << e.source.fingerprint;
+  if (a.decompressed_size != e.decompressed_size)
+    return fail() << "decompressed_size " << a.decompressed_size << " vs " << e.decompressed_size;
+  if (a.stream_count != e.stream_count) return fail() << "stream_count " << a.stream_count << " vs " << e.stream_count;
+  if (a.trailing_bytes != e.trailing_bytes)
+    return fail() << "trailing_bytes " << a.trailing_bytes << " vs " << e.trailing_bytes;
+  if (a.truncated_at_bit != e.truncated_at_bit)
+    return fail() << "truncated_at_bit " << a.truncated_at_bit << " vs " << e.truncated_at_bit;
+  if (a.flags != e.flags) return fail() << "flags " << a.flags << " vs " << e.flags;
+  if (a.damaged_blocks != e.damaged_blocks)
+    return fail() << "damaged_blocks " << a.damaged_blocks << " vs " << e.damaged_blocks;
+  if (a.blocks.size() != e.blocks.size())
+    return fail() << "block count " << a.blocks.size() << " vs " << e.blocks.size();
+  for (size_t i = 0; i < a.blocks.size(); ++i) {
+    const auto& x = a.blocks[i];
+    const auto& y = e.blocks[i];
+    if (x.start != y.start || x.out_offset != y.out_offset || x.bit_length != y.bit_length || x.crc != y.crc)
+      return fail() << "block " << i << ": " << record_text(x) << " vs " << record_text(y);
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult index_matches_layout(const index::BlockIndex& idx, const FileLayout& layout,
+                                                uint64_t decompressed_size) {
+  auto fail = [] { return ::testing::AssertionFailure(); };
+  if (idx.blocks.size() != layout.blocks.size())
+    return fail() << "index has " << idx.blocks.size() << " blocks, the decode walked " << layout.blocks.size();
+  for (size_t i = 0; i < idx.blocks.size(); ++i) {
+    const index::BlockRecord& r = idx.blocks[i];
+    const BlockSpan& s = layout.blocks[i];
+    const bool first_of_stream = i == 0 || layout.blocks[i - 1].stream != s.stream;
+    if (r.start_bit() != s.start_bit || r.end_bit() != s.end_bit || r.level() != s.level || r.crc != s.stored_crc ||
+        r.out_offset != s.out_offset || idx.block_size(i) != s.out_size || r.damaged() ||
+        r.stream_start() != first_of_stream || (r.start >> 63) != 0)
+      return fail() << "block " << i << ": index " << record_text(r) << " size " << idx.block_size(i)
+                    << ", decode: start_bit " << s.start_bit << " end_bit " << s.end_bit << " level " << s.level
+                    << " crc " << s.stored_crc << " out_offset " << s.out_offset << " size " << s.out_size
+                    << (first_of_stream ? " first of its stream" : "");
+  }
+  if (idx.decompressed_size != decompressed_size)
+    return fail() << "decompressed_size " << idx.decompressed_size << ", decoded " << decompressed_size;
+  if (idx.stream_count != layout.stream_bytes.size())
+    return fail() << "stream_count " << idx.stream_count << ", the decode walked " << layout.stream_bytes.size();
+  if (idx.trailing_bytes || idx.truncated_at_bit || idx.flags || idx.damaged_blocks)
+    return fail() << "a valid file with trailing_bytes " << idx.trailing_bytes << " truncated_at_bit "
+                  << idx.truncated_at_bit << " flags " << idx.flags << " damaged_blocks " << idx.damaged_blocks;
+  return ::testing::AssertionSuccess();
+}
+
+const Bytes* IndexedBytes::block(size_t i) {
+  const index::BlockRecord& r = idx_.blocks[i];
+  if (r.damaged()) return nullptr;
+  if (auto it = blocks_.find(i); it != blocks_.end()) return &it->second;
+  bz2::ByteBuffer out;
+  bz2::BlockResult res;
+  const bz2::Error e = decoder_.decode(file_, r.start_bit(), r.level(), out, res);
+  if (e) {
+    ADD_FAILURE() << "block " << i << " " << record_text(r) << " does not decode from its record: " << bz2::to_string(e);
+    return nullptr;
+  }
+  if (res.end_bit != r.end_bit() || res.stored_crc != r.crc || out.size() != idx_.block_size(i)) {
+    ADD_FAILURE() << "block " << i << " " << record_text(r) << " decodes to end bit " << res.end_bit << ", crc "
+                  << res.stored_crc << ", " << out.size() << " bytes; the index says " << idx_.block_size(i);
+    return nullptr;
+  }
+  Bytes bytes(out.size());
+  if (out.size()) std::memcpy(bytes.data(), out.data(), out.size());
+  return &blocks_.emplace(i, std::move(bytes)).first->second;
+}
+
+std::optional<Bytes> IndexedBytes::range(uint64_t offset, uint64_t length) {
+  Bytes out;
+  if (offset >= idx_.decompressed_size || length == 0) return out;
+  const uint64_t end = offset + std::min(length, idx_.decompressed_size - offset);
+  const size_t first = idx_.block_at(offset);
+  const size_t last = idx_.block_at(end - 1);
+  uint64_t pos = offset;
+  for (size_t b = first; b <= last; ++b) {
+    const Bytes* blk = block(b);
+    if (!blk) return std::nullopt;
+    const uint64_t from = pos - idx_.blocks[b].out_offset;
+    const uint64_t take = std::min<uint64_t>(blk->size() - from, end - pos);
+    out.insert(out.end(), blk->begin() + static_cast<std::ptrdiff_t>(from),
+               blk->begin() + static_cast<std::ptrdiff_t>(from + take));
+    pos += take;
+  }
+  if (pos != end) {
+    ADD_FAILURE() << "blocks " << first << ".." << last << " cover only up to " << pos << " of [" << offset << ", "
+                  << end << ")";
+    return std::nullopt;
+  }
+  return out;
+}
+
+// ---- damage -----------------------------------------------------------------------------------
+
+std::optional<uint64_t> find_crc_only_flip(const Bytes& file, const BlockSpan& block) {
+  Bytes f = file;
+  bz2::BlockDecoder decoder;
+  bz2::ByteBuffer out;
+  const uint64_t from = block.start_bit + (block.end_bit - block.start_bit) / 2;
+  for (uint64_t bit = from; bit + 64 < block.end_bit && bit < from + 4000; ++bit) {
+    flip_bit(f, bit);
+    out.clear();
+    bz2::BlockResult r;
+    const bz2::Error e = decoder.decode(f, block.start_bit, block.level, out, r);
+    flip_bit(f, bit);
+    if (e.code == bz2::ErrorCode::kBlockCrcMismatch && r.end_bit == block.end_bit && out.size() == block.out_size)
+      return bit;
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> find_early_failure_flip(const Bytes& file, const BlockSpan& block) {
+  Bytes f = file;
+  bz2::BlockDecoder decoder;
+  bz2::ByteBuffer out;
+  // Magic (48), CRC (32), randomised (1), origin pointer (24): the symbol map starts after them.
+  const uint64_t tables = block.start_bit + 48 + 32 + 1 + 24;
+  for (uint64_t bit = tables; bit < tables + 2000 && bit < block.end_bit; ++bit) {
+    flip_bit(f, bit);
+    out.clear();
+    bz2::BlockResult r;
+    const bz2::Error e = decoder.decode(f, block.start_bit, block.level, out, r);
+    flip_bit(f, bit);
+    if (e && !r.symbols_read) return bit;
+  }
+  return std::nullopt;
+}
+
+// ---- files ------------------------------------------------------------------------------------
+
+FileTimes stat_times(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    ADD_FAILURE() << "stat " << path;
+    return {};
+  }
+  return {st.st_mtim, static_cast<uint64_t>(st.st_ino)};
+}
+
+void restore_mtime(const std::string& path, const struct timespec& t) {
+  const struct timespec times[2] = {t, t};
+  if (utimensat(AT_FDCWD, path.c_str(), times, 0) != 0) ADD_FAILURE() << "utimensat " << path;
+}
+
+}  // namespace mibz2::test

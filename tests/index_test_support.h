@@ -1,0 +1,122 @@
+// Helpers shared by the index and engine tests (on top of test_support.h): a corpus of bzip2 files
+// of every shape, builds guarded by a timeout, an index checked against a sequential decode, bytes
+// read back through index records, and damaged files made by flipping a chosen bit.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "bz2/block_decoder.h"
+#include "index/block_index.h"
+#include "index/index_builder.h"
+#include "index/index_loader.h"
+#include "index/index_store.h"
+#include "test_support.h"
+
+namespace mibz2::test {
+
+// ---- scale ------------------------------------------------------------------------------------
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+// Sizes and repetition counts: full in plain builds, a quarter (at least `floor`) under sanitizers.
+inline size_t scaled(size_t n, size_t floor = 1) { return kSanitized ? std::max(floor, n / 4) : n; }
+
+// ---- corpus -----------------------------------------------------------------------------------
+
+struct Variant {
+  std::string name;
+  Bytes plain;  // what the file decompresses to
+  Bytes file;   // the .bz2 bytes
+};
+
+// Text, runs and random bytes interleaved in pieces of a few kB (so blocks differ inside).
+Bytes mixed_bytes(size_t n, uint64_t seed);
+
+// Every valid shape: levels 1..9 with several blocks each, multistream files with mixed levels and
+// empty streams, a lone empty stream, run-heavy files (blocks that decode to MBs), tiny files and a
+// file whose compressed size spans several scanner chunks. Built once per test program.
+const std::vector<Variant>& corpus();
+
+// ---- builds with a watchdog -------------------------------------------------------------------
+
+inline constexpr std::chrono::seconds kBuildTimeout{kSanitized ? 600 : 120};
+
+// IndexBuilder on `threads` threads with the given window (0: 4 per thread). If the build does not
+// finish in time the test program aborts with a message: a hung build must not hang the suite.
+index::BuildResult build_guarded(std::span<const uint8_t> data, unsigned threads, size_t window = 0);
+
+// obtain_index with the same watchdog.
+index::Obtained obtain_guarded(const std::string& path, index::IndexStore& store, unsigned threads,
+                               bool force_rebuild = false);
+
+// ---- checks -----------------------------------------------------------------------------------
+
+// Every field and record equal (records compared field by field, first difference reported).
+::testing::AssertionResult same_index(const index::BlockIndex& actual, const index::BlockIndex& expected);
+
+// The index of a valid file against the walk of its blocks with BlockDecoder: the same blocks at the
+// same bits with the same level, CRC, stream starts and decompressed offsets; the sizes add up; no
+// damage, no trailing bytes, not truncated.
+::testing::AssertionResult index_matches_layout(const index::BlockIndex& idx, const FileLayout& layout,
+                                                uint64_t decompressed_size);
+
+// Reads decompressed bytes through an index alone: each block decoded from its record (start bit,
+// level) with BlockDecoder, checked against the record (end bit, CRC, size), kept for later ranges.
+class IndexedBytes {
+ public:
+  IndexedBytes(std::span<const uint8_t> file, const index::BlockIndex& idx) : file_(file), idx_(idx) {}
+  // Block i, or null (with a test failure) if it does not decode as its record says. Damaged blocks
+  // are never decoded: null without a failure.
+  const Bytes* block(size_t i);
+  // [offset, offset + length) clipped to the decompressed size; nullopt when the range touches a
+  // damaged block or a block failed to decode.
+  std::optional<Bytes> range(uint64_t offset, uint64_t length);
+
+ private:
+  std::span<const uint8_t> file_;
+  const index::BlockIndex& idx_;
+  bz2::BlockDecoder decoder_;
+  std::map<size_t, Bytes> blocks_;
+};
+
+// ---- damage -----------------------------------------------------------------------------------
+
+// A bit of the block's coded symbols whose flip keeps its structure (it still decodes to the same
+// end bit and the same size) but makes its CRC fail: tried from the middle of the block onwards.
+std::optional<uint64_t> find_crc_only_flip(const Bytes& file, const BlockSpan& block);
+// A bit in the block's symbol map / tables whose flip makes its decode fail before the symbols are
+// read (so the block's extent is unknown).
+std::optional<uint64_t> find_early_failure_flip(const Bytes& file, const BlockSpan& block);
+
+// ---- files ------------------------------------------------------------------------------------
+
+// stat() of a path (aborts the test on failure).
+struct FileTimes {
+  struct timespec mtime;
+  uint64_t inode;
+};
+FileTimes stat_times(const std::string& path);
+// Sets the mtime (and atime) back to `t` with utimensat.
+void restore_mtime(const std::string& path, const struct timespec& t);
+
+}  // namespace mibz2::test
