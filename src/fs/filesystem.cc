@@ -23,18 +23,6 @@ namespace {
 
 constexpr double kNegativeTimeout = 1.0;  // how long the kernel may remember a missing name
 
-struct FileHandle {
-  int fd = -1;                             // plain files: the source, read directly
-  std::shared_ptr<engine::Reader> reader;  // decompressed files
-  ~FileHandle() {
-    if (fd >= 0) close(fd);
-  }
-};
-
-struct DirHandle {
-  std::shared_ptr<const std::vector<ShownEntry>> entries;
-};
-
 uint64_t mtime_ns(const struct stat& st) {
   return static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec);
 }
@@ -56,6 +44,18 @@ constexpr const char* kXattrNames[] = {"user.mibz2fs.compressed_size", "user.mib
 
 }  // namespace
 
+struct Filesystem::FileHandle {
+  int fd = -1;                             // plain files: the source, read directly
+  std::shared_ptr<engine::Reader> reader;  // decompressed files
+  ~FileHandle() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+struct Filesystem::DirHandle {
+  std::shared_ptr<const std::vector<ShownEntry>> entries;
+};
+
 Filesystem::Filesystem(const MountOptions& options)
     : options_(options), store_(options.index_dir), inodes_(options.source) {
   engine::EngineOptions eo;
@@ -63,18 +63,21 @@ Filesystem::Filesystem(const MountOptions& options)
   eo.cache_bytes = options.cache_bytes;
   engine_ = std::make_unique<engine::Engine>(eo);
   indexer_ = std::make_unique<Indexer>(*engine_, store_);
-  notifier_ = std::thread([this] { run_notifier(); });
+  watcher_ = std::thread([this] { watch_session(); });
 }
 
 Filesystem::~Filesystem() {
-  stopping_ = true;
   {
-    std::lock_guard lk(notify_mu_);
-    notify_cv_.notify_all();
+    std::lock_guard lk(watch_mu_);
+    stopping_ = true;
   }
+  watch_cv_.notify_all();
   if (walker_.joinable()) walker_.join();
-  notifier_.join();
+  watcher_.join();
   indexer_.reset();
+  // Handles the kernel never released (the session ended with files still open).
+  for (FileHandle* h : open_files_) delete h;
+  for (DirHandle* h : open_dirs_) delete h;
   spdlog::info("unmounted {}; engine counters: {}", options_.mountpoint, engine_->stats().summary());
   engine_.reset();
 }
@@ -141,18 +144,26 @@ Node& Filesystem::node_for(Node& dir, const ShownEntry& e) {
 
 // --- attributes ---
 
-int Filesystem::attributes(Node& node, struct stat* st) {
+int Filesystem::attributes(Node& node, struct stat* st, bool wait, bool* final) {
+  *final = true;
   if (lstat(node.source.c_str(), st) != 0) return errno;
   st->st_ino = node.ino;
   if (node.kind != NodeKind::kDecompressed) return 0;
   if (!S_ISREG(st->st_mode)) return ENOENT;  // the path holds something else now
   const auto& file = node.compressed;
   indexer_->refresh_if_changed(file);
-  const bool ready = indexer_->wait_ready(file);
   uint64_t size = 0;
-  {
+  if (wait) {
+    if (!indexer_->wait_ready(file)) return EIO;  // no index: no size to show, and no bytes
     std::lock_guard lk(file->mu);
-    if (ready && file->index) size = file->index->decompressed_size;
+    size = file->index->decompressed_size;
+  } else {
+    // A lookup does not need the size: when the index is not ready it answers with attributes
+    // the kernel must not keep (timeout 0), so the stat that follows asks getattr, which waits.
+    indexer_->ensure(file, /*urgent=*/true);
+    std::lock_guard lk(file->mu);
+    if (file->state == CompressedFile::State::kReady) size = file->index->decompressed_size;
+    else *final = false;
   }
   st->st_size = static_cast<off_t>(size);
   st->st_blocks = static_cast<blkcnt_t>((size + 511) / 512);
@@ -163,10 +174,11 @@ int Filesystem::attributes(Node& node, struct stat* st) {
 int Filesystem::make_entry(Node& dir, const ShownEntry& e, fuse_entry_param* entry) {
   Node& node = node_for(dir, e);
   std::memset(entry, 0, sizeof *entry);
-  if (const int err = attributes(node, &entry->attr)) return err;
+  bool final;
+  if (const int err = attributes(node, &entry->attr, /*wait=*/false, &final)) return err;
   entry->ino = node.ino;
   entry->generation = 1;
-  entry->attr_timeout = timeout_;
+  entry->attr_timeout = final ? timeout_ : 0.0;
   entry->entry_timeout = timeout_;
   node.lookups.fetch_add(1, std::memory_order_relaxed);
   return 0;
@@ -225,7 +237,8 @@ void Filesystem::getattr(fuse_req_t req, fuse_ino_t ino) {
     return;
   }
   struct stat st;
-  if (const int err = attributes(*node, &st)) {
+  bool final;
+  if (const int err = attributes(*node, &st, /*wait=*/true, &final)) {
     fuse_reply_err(req, err);
     return;
   }
@@ -259,8 +272,10 @@ void Filesystem::opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     fuse_reply_err(req, err);
     return;
   }
+  track(handle.get());
   fi->fh = reinterpret_cast<uint64_t>(handle.get());
   if (fuse_reply_open(req, fi) == 0) handle.release();
+  else untrack(handle.get());
 }
 
 void Filesystem::readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi, bool plus) {
@@ -317,8 +332,35 @@ void Filesystem::readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 void Filesystem::releasedir(fuse_req_t req, fuse_file_info* fi) {
-  delete reinterpret_cast<DirHandle*>(fi->fh);
+  auto* h = reinterpret_cast<DirHandle*>(fi->fh);
+  untrack(h);
+  delete h;
   fuse_reply_err(req, 0);
+}
+
+void Filesystem::track(FileHandle* h) {
+  std::lock_guard lk(handles_mu_);
+  open_files_.insert(h);
+}
+void Filesystem::untrack(FileHandle* h) {
+  std::lock_guard lk(handles_mu_);
+  open_files_.erase(h);
+}
+void Filesystem::track(DirHandle* h) {
+  std::lock_guard lk(handles_mu_);
+  open_dirs_.insert(h);
+}
+void Filesystem::untrack(DirHandle* h) {
+  std::lock_guard lk(handles_mu_);
+  open_dirs_.erase(h);
+}
+
+bool Filesystem::content_changed(Node& node, const index::SourceIdentity& now) {
+  std::lock_guard lk(node.seen_mu);
+  const bool changed = node.seen_by_kernel && !(node.seen_identity == now);
+  node.seen_identity = now;
+  node.seen_by_kernel = true;
+  return changed;
 }
 
 void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -336,20 +378,21 @@ void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     return;
   }
   auto handle = std::make_unique<FileHandle>();
+  bool changed = false;
   if (node->kind != NodeKind::kDecompressed) {
     handle->fd = ::open(node->source.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (handle->fd < 0) {
+    struct stat st;
+    if (handle->fd < 0 || fstat(handle->fd, &st) != 0) {
       fuse_reply_err(req, errno);
       return;
     }
-    fi->keep_cache = 1;
+    changed = content_changed(*node, {static_cast<uint64_t>(st.st_size), mtime_ns(st), static_cast<uint64_t>(st.st_ino), 0});
   } else {
     const auto& file = node->compressed;
-    bool changed = false;
     // A source replaced between our check and our open is caught by Engine::open, which compares
     // the opened file with the index; then check and index again.
     for (int attempt = 0; attempt < 3 && !handle->reader; ++attempt) {
-      changed = indexer_->refresh_if_changed(file) || changed;
+      indexer_->refresh_if_changed(file);
       if (!indexer_->wait_ready(file)) {
         std::lock_guard lk(file->mu);
         spdlog::warn("{}: cannot open: {}", file->source(), file->error);
@@ -377,12 +420,21 @@ void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       fuse_reply_err(req, EIO);
       return;
     }
-    // The kernel keeps its page cache of this file across opens unless the content changed.
-    fi->keep_cache = changed ? 0 : 1;
-    if (changed) invalidate_later(ino);
+    // The content the kernel may have cached is that of the index it last saw.
+    changed = content_changed(*node, handle->reader->index().source);
   }
+  // The kernel keeps its page cache of a file across opens unless the content changed since the
+  // last open; then its cached pages go (keep_cache 0) and so do its cached attributes (the size):
+  // invalidating attributes only (offset -1) waits for no page, so it is safe here in open.
+  fi->keep_cache = changed ? 0 : 1;
+  if (changed) {
+    spdlog::info("{}: content changed since it was last opened; the kernel's cache of it is dropped", node->source);
+    if (fuse_session* se = session_.load()) fuse_lowlevel_notify_inval_inode(se, ino, -1, 0);
+  }
+  track(handle.get());
   fi->fh = reinterpret_cast<uint64_t>(handle.get());
   if (fuse_reply_open(req, fi) == 0) handle.release();
+  else untrack(handle.get());
 }
 
 void Filesystem::read(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi) {
@@ -407,7 +459,9 @@ void Filesystem::read(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi
 }
 
 void Filesystem::release(fuse_req_t req, fuse_file_info* fi) {
-  delete reinterpret_cast<FileHandle*>(fi->fh);
+  auto* h = reinterpret_cast<FileHandle*>(fi->fh);
+  untrack(h);
+  delete h;
   fuse_reply_err(req, 0);
 }
 
@@ -493,38 +547,21 @@ void Filesystem::access(fuse_req_t req, fuse_ino_t ino, int mask) {
   fuse_reply_err(req, ::access(node->source.c_str(), mask & (R_OK | X_OK)) == 0 ? 0 : errno);
 }
 
-// --- kernel cache invalidation, off the request threads ---
+// --- the end of the session ---
 
-void Filesystem::invalidate_later(fuse_ino_t ino) {
-  {
-    std::lock_guard lk(notify_mu_);
-    to_invalidate_.push_back(ino);
-  }
-  notify_cv_.notify_one();
-}
-
-void Filesystem::run_notifier() {
-  // Telling the kernel to drop a changed file's cached attributes and pages must not happen on a
-  // thread that serves requests (the kernel may wait for one of them); this thread does that.
-  // It also watches for the session ending (unmount or signal): request threads blocked waiting
-  // for an index must be released then, or the FUSE loop would wait for them to finish.
-  std::unique_lock lk(notify_mu_);
-  bool released = false;
-  for (;;) {
-    notify_cv_.wait_for(lk, std::chrono::milliseconds(100), [this] { return stopping_ || !to_invalidate_.empty(); });
-    if (stopping_) return;
-    if (!released && session_ && fuse_session_exited(session_)) {
-      released = true;
+void Filesystem::watch_session() {
+  // Request threads blocked waiting for an index must be released when the session ends
+  // (unmount or signal), or the FUSE loop would wait for them to finish; libfuse gives no hook
+  // for that moment, so this thread looks ten times a second.
+  std::unique_lock lk(watch_mu_);
+  while (!stopping_) {
+    watch_cv_.wait_for(lk, std::chrono::milliseconds(100), [this] { return stopping_.load(); });
+    fuse_session* se = session_.load();
+    if (se && fuse_session_exited(se)) {
       lk.unlock();
       indexer_->shutdown();
-      lk.lock();
+      return;
     }
-    if (to_invalidate_.empty()) continue;
-    const fuse_ino_t ino = to_invalidate_.front();
-    to_invalidate_.pop_front();
-    lk.unlock();
-    if (session_) fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
-    lk.lock();
   }
 }
 

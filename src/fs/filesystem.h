@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <unordered_set>
 
 #include "engine/engine.h"
 #include "fs/indexer.h"
@@ -57,27 +58,38 @@ class Filesystem {
  private:
   // The mirrored listing of a directory node (rebuilt when the source directory changed).
   int listing(Node& dir, std::shared_ptr<const std::vector<ShownEntry>>* out);
-  // The attributes of a node; for a decompressed file this waits for its index.
-  int attributes(Node& node, struct stat* st);
+  struct FileHandle;
+  struct DirHandle;
+  // The attributes of a node. For a decompressed file with `wait` this waits for its index (and
+  // fails with EIO if there can be none); without, *final says whether the size is real.
+  int attributes(Node& node, struct stat* st, bool wait, bool* final);
   // Looks up `name` in `dir` and fills a FUSE entry (counts a lookup).
   int make_entry(Node& dir, const ShownEntry& e, fuse_entry_param* entry);
   Node& node_for(Node& dir, const ShownEntry& e);
   void walk_tree();
-  void invalidate_later(fuse_ino_t ino);  // drop the kernel's cache of a changed file, soon
-  void run_notifier();
+  // Whether the source content differs from what the kernel saw at the node's last open (and
+  // remembers `now` as seen).
+  bool content_changed(Node& node, const index::SourceIdentity& now);
+  void track(FileHandle* h);
+  void untrack(FileHandle* h);
+  void track(DirHandle* h);
+  void untrack(DirHandle* h);
+  void watch_session();  // releases index waiters when the session ends
 
   MountOptions options_;
   index::IndexStore store_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<Indexer> indexer_;
   InodeTable inodes_;
-  fuse_session* session_ = nullptr;
+  std::atomic<fuse_session*> session_{nullptr};  // set by main after the notifier started
   std::thread walker_;
   std::atomic<bool> stopping_{false};
-  std::mutex notify_mu_;              // guards to_invalidate_
-  std::condition_variable notify_cv_;
-  std::deque<fuse_ino_t> to_invalidate_;
-  std::thread notifier_;
+  std::mutex watch_mu_;  // with watch_cv_, lets the destructor wake the session watcher
+  std::condition_variable watch_cv_;
+  std::thread watcher_;
+  std::mutex handles_mu_;  // guards the two sets: open handles, freed at unmount if never released
+  std::unordered_set<FileHandle*> open_files_;
+  std::unordered_set<DirHandle*> open_dirs_;
   double timeout_ = 3600.0;  // attribute and entry cache time: the mirror does not change under us
 };
 

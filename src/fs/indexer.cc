@@ -282,8 +282,14 @@ void Indexer::finish_build(const std::shared_ptr<Build>& build) {
   index::BuildResult r = build->builder->take_result();
   const std::string& path = build->file->source();
   for (const std::string& n : r.notes) spdlog::warn("{}: {}", path, n);
+  bool stopping;
+  {
+    std::lock_guard lk(mu_);
+    stopping = stopping_;
+  }
   if (!r.ok) {
-    spdlog::error("{}: cannot index: {}", path, r.error);
+    if (stopping) spdlog::debug("{}: indexing stopped at unmount", path);
+    else spdlog::error("{}: cannot index: {}", path, r.error);
     settle(build->file, nullptr, r.error);
   } else {
     r.index.source = build->id;

@@ -29,6 +29,11 @@ struct Node {
   std::atomic<uint64_t> lookups{0};
   std::shared_ptr<CompressedFile> compressed;  // kDecompressed only
 
+  // What the kernel was last given at an open (to tell whether its page cache is still valid).
+  std::mutex seen_mu;
+  bool seen_by_kernel = false;            // guarded by seen_mu
+  index::SourceIdentity seen_identity;    // guarded by seen_mu
+
   // Directories: the mirrored listing, rebuilt when the source directory's mtime changes.
   std::mutex listing_mu;
   uint64_t listing_mtime_ns = UINT64_MAX;   // guarded by listing_mu

@@ -104,10 +104,9 @@ ParseOutcome parse_mount_options(int argc, char** argv, MountOptions* options, f
     std::fprintf(stderr, "mibz2fs: %s\n", message.c_str());
     return ParseOutcome::kExitError;
   };
-  if (fuse_opt_parse(args, &raw, kOptionSpec, keep_positional) != 0) return fail("cannot parse the options");
-
+  // Freed on every return, the early error returns included (fuse_opt_parse strdups the %s values
+  // and SOURCE before it may fail; fuse_parse_cmdline may set mountpoint and then fail).
   fuse_cmdline_opts cmd{};
-  if (fuse_parse_cmdline(args, &cmd) != 0) return ParseOutcome::kExitError;  // libfuse printed why
   struct Free {
     fuse_cmdline_opts& c;
     RawOptions& r;
@@ -120,6 +119,8 @@ ParseOutcome parse_mount_options(int argc, char** argv, MountOptions* options, f
       std::free(r.source);
     }
   } free_all{cmd, raw};
+  if (fuse_opt_parse(args, &raw, kOptionSpec, keep_positional) != 0) return fail("cannot parse the options");
+  if (fuse_parse_cmdline(args, &cmd) != 0) return ParseOutcome::kExitError;  // libfuse printed why
 
   if (cmd.show_help) {
     usage(argv[0]);
