@@ -658,6 +658,30 @@ TEST_F(FsMountTest, ExtendedAttributesOfDecompressedFiles) {
   EXPECT_EQ(get_xattr(mnt_ / "dir", kXattrs[2]).error, ENODATA);
 }
 
+// The engine's counters are on the root directory: after reading a file they count what happened.
+TEST_F(FsMountTest, RootCarriesTheEngineCounters) {
+  MOUNT_OR_RETURN(mount_tree());
+  auto counter = [&](const std::string& name) -> long long {
+    const Xattr x = get_xattr(mnt_, "user.mibz2fs.stats");
+    EXPECT_EQ(x.error, 0);
+    const size_t at = x.value.find(name + "=");
+    if (at == std::string::npos) return -1;
+    return std::stoll(x.value.substr(at + name.size() + 1));
+  };
+  uint64_t expected = 0;
+  for (const auto& [rel, s] : tree_->shown()) {
+    if (s.kind != Shown::kFile || !s.decompressed) continue;
+    const ReadAll r = read_all(mnt_ / rel);
+    ASSERT_EQ(r.error, 0) << rel;
+    expected += r.data.size();
+  }
+  EXPECT_GE(counter("bytes_decoded"), static_cast<long long>(expected));
+  EXPECT_GT(counter("decodes"), 0);
+  EXPECT_GE(counter("bytes_read"), static_cast<long long>(expected));
+  EXPECT_EQ(counter("decode_errors"), 0);
+  EXPECT_EQ(get_xattr(mnt_ / "dir", "user.mibz2fs.stats").error, ENODATA);
+}
+
 TEST_F(FsMountTest, StatfsSaysReadOnly) {
   MOUNT_OR_RETURN(mount_tree());
   struct statvfs sv;

@@ -27,6 +27,16 @@ uint64_t mtime_ns(const struct stat& st) {
   return static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec);
 }
 
+// The engine's counters, on the mount's root directory.
+constexpr const char* kStatsXattr = "user.mibz2fs.stats";
+
+// Replies to getxattr/listxattr: the size when asked for it, ERANGE when the buffer is short.
+void reply_xattr(fuse_req_t req, const std::string& value, size_t size) {
+  if (size == 0) fuse_reply_xattr(req, value.size());
+  else if (size < value.size()) fuse_reply_err(req, ERANGE);
+  else fuse_reply_buf(req, value.data(), value.size());
+}
+
 Filesystem& fs_of(fuse_req_t req) { return **static_cast<Filesystem**>(fuse_req_userdata(req)); }
 
 NodeKind kind_of(const ShownEntry& e) {
@@ -480,13 +490,18 @@ void Filesystem::statfs(fuse_req_t req) {
 
 void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   Node* node = inodes_.find(ino);
+  const std::string_view n = name;
+  std::string value;
+  if (node && ino == FUSE_ROOT_ID && n == kStatsXattr) {
+    value = engine_->stats().summary();
+    reply_xattr(req, value, size);
+    return;
+  }
   if (!node || node->kind != NodeKind::kDecompressed) {
     fuse_reply_err(req, node ? ENODATA : ESTALE);
     return;
   }
   const auto& file = node->compressed;
-  std::string value;
-  const std::string_view n = name;
   if (n == kXattrNames[0]) {
     struct stat st;
     if (lstat(file->source().c_str(), &st) != 0) {
@@ -515,9 +530,7 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
     fuse_reply_err(req, ENODATA);
     return;
   }
-  if (size == 0) fuse_reply_xattr(req, value.size());
-  else if (size < value.size()) fuse_reply_err(req, ERANGE);
-  else fuse_reply_buf(req, value.data(), value.size());
+  reply_xattr(req, value, size);
 }
 
 void Filesystem::listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
@@ -529,9 +542,8 @@ void Filesystem::listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   std::string names;
   if (node->kind == NodeKind::kDecompressed)
     for (const char* x : kXattrNames) names.append(x).push_back('\0');
-  if (size == 0) fuse_reply_xattr(req, names.size());
-  else if (size < names.size()) fuse_reply_err(req, ERANGE);
-  else fuse_reply_buf(req, names.data(), names.size());
+  if (ino == FUSE_ROOT_ID) names.append(kStatsXattr).push_back('\0');
+  reply_xattr(req, names, size);
 }
 
 void Filesystem::access(fuse_req_t req, fuse_ino_t ino, int mask) {
