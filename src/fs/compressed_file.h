@@ -15,7 +15,9 @@ namespace mibz2::fs {
 
 class CompressedFile {
  public:
-  enum class State { kUnknown, kQueued, kBuilding, kReady, kFailed };
+  // kUnknown -> kLoading (one thread reads the stored index) -> kReady, or -> kQueued (waits for a
+  // build) -> kBuilding -> kReady or kFailed. A change of the source sends it back to kUnknown.
+  enum class State { kUnknown, kLoading, kQueued, kBuilding, kReady, kFailed };
 
   explicit CompressedFile(std::string source) : source_(std::move(source)) {}
 
@@ -25,6 +27,7 @@ class CompressedFile {
   mutable std::mutex mu;
   std::condition_variable settled;  // state became kReady or kFailed
   State state = State::kUnknown;
+  bool wanted_urgently = false;     // someone waits for it while it loads: build it first if needed
   std::shared_ptr<const index::BlockIndex> index;
   std::string error;                // why kFailed
   index::SourceIdentity failed_identity;  // the source as it was when it failed (size, mtime, inode)

@@ -119,7 +119,7 @@ bool Indexer::load_stored(const std::shared_ptr<CompressedFile>& file) {
 }
 
 void Indexer::ensure(const std::shared_ptr<CompressedFile>& file, bool urgent) {
-  bool claimed = false;
+  bool load = false;
   {
     std::lock_guard lk(file->mu);
     switch (file->state) {
@@ -127,17 +127,28 @@ void Indexer::ensure(const std::shared_ptr<CompressedFile>& file, bool urgent) {
       case CompressedFile::State::kFailed:
       case CompressedFile::State::kBuilding:
         return;
+      case CompressedFile::State::kLoading:
+        // Another thread is reading its stored index; if there is none, it queues the build,
+        // first in line when someone asked urgently meanwhile.
+        file->wanted_urgently = file->wanted_urgently || urgent;
+        return;
       case CompressedFile::State::kQueued:
         if (!urgent) return;
-        break;  // already on its way; queue_build moves it to the front
+        break;  // already waiting for a build: queue_build moves it to the front
       case CompressedFile::State::kUnknown:
-        file->state = CompressedFile::State::kQueued;  // claimed: nobody else loads it meanwhile
-        claimed = true;
+        file->state = CompressedFile::State::kLoading;  // claimed: nobody else loads it meanwhile
+        file->wanted_urgently = urgent;
+        load = true;
         break;
     }
   }
-  // The stored index first (this reads files, so no lock is held).
-  if (claimed && load_stored(file)) return;
+  if (load) {
+    // The stored index first (this reads files, so no lock is held).
+    if (load_stored(file)) return;
+    std::lock_guard lk(file->mu);
+    file->state = CompressedFile::State::kQueued;
+    urgent = file->wanted_urgently;
+  }
   queue_build(file, urgent);
 }
 
