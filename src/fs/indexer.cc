@@ -272,6 +272,13 @@ void Indexer::run_step(const std::shared_ptr<Build>& build, engine::WorkerContex
   switch (s) {
     case index::IndexBuilder::Step::kWorked:
       resubmit();
+      // Jobs that found nothing to do left (below); now there may be work for them again.
+      for (unsigned a = build->active.load(); a < engine_.pool().threads();) {
+        if (build->active.compare_exchange_weak(a, a + 1)) {
+          submit_step(build);
+          a = build->active.load();
+        }
+      }
       return;
     case index::IndexBuilder::Step::kIdle:
       // Others are decoding what resolution waits for; they keep the build going. The last job

@@ -3,10 +3,10 @@
 //
 //   mibz2-bench-engine FILE.bz2 [--index-dir DIR] [--threads N] [--samples N] [--seconds S]
 //
-// 1. block decode: S random blocks decoded on one thread straight from the file (pread + decode):
-//    the cost a cold random read cannot avoid.
-// 2. cold 4 KiB reads: a fresh engine (empty cache), S reads at uniform random offsets, one at a
-//    time; then warm: the same offsets again (now cached).
+// 1. S uniform random offsets in distinct blocks; those blocks decoded on one thread straight from
+//    the file (pread + decode): the cost a cold random read cannot avoid.
+// 2. cold 4 KiB reads at those offsets: a fresh engine (empty cache), one read at a time; then
+//    warm: the same offsets again (now cached).
 // 3. concurrent readers (1, 4, 64 threads) for a fixed time each, random 4 KiB reads, once with
 //    the whole file cached (the hit path) and once with a cache of an eighth of the file (decodes):
 //    aggregate MB/s, system time and context switches per GB read (getrusage of the process).
@@ -89,38 +89,43 @@ int main(int argc, char** argv) {
   if (size < 4096 || idx.blocks.empty()) return fail("file too small to benchmark");
   std::mt19937_64 rng(42);
 
-  // 1. Single-thread decode of random blocks, straight from the file.
+  // Offsets at uniform random positions (so blocks are hit in proportion to their size, as a
+  // reader's would be), at most one per block so that every cold read is a miss.
+  std::vector<uint64_t> offsets;
+  {
+    std::vector<bool> used(idx.blocks.size(), false);
+    for (int tries = 0; offsets.size() < static_cast<size_t>(samples) && tries < 100 * samples; ++tries) {
+      const uint64_t o = rng() % (size - 4096);
+      const size_t b = idx.block_at(o);
+      if (used[b] || idx.blocks[b].damaged() || o + 4096 > idx.blocks[b].out_offset + idx.block_size(b)) continue;
+      used[b] = true;
+      offsets.push_back(o);
+    }
+  }
+
+  // 1. The same blocks decoded on one thread straight from the file: what a cold read cannot avoid.
   std::vector<double> block_ms;
   {
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     mibz2::bz2::BlockDecoder dec;
     mibz2::bz2::ByteBuffer in, out;
-    for (int s = 0; s < std::min(samples, 100); ++s) {
-      const auto& r = idx.blocks[rng() % idx.blocks.size()];
-      if (r.damaged()) continue;
+    for (const uint64_t o : offsets) {
+      const size_t b = idx.block_at(o);
+      const auto& r = idx.blocks[b];
       const auto t0 = Clock::now();
       const uint64_t b0 = r.start_bit() / 8, b1 = (r.end_bit() + 7) / 8;
       in.resize_uninitialized(b1 - b0);
       mibz2::io::pread_full(fd, in.data(), b1 - b0, b0);
       out.clear();
       mibz2::bz2::BlockResult res;
-      dec.decode({in.data(), in.size()}, r.start_bit() % 8, r.level(), out, res);
+      const mibz2::bz2::Error e = dec.decode({in.data(), in.size()}, r.start_bit() % 8, r.level(), out, res);
+      if (e) return fail("decoding " + mibz2::index::describe_block(idx, b) + ": " + mibz2::bz2::to_string(e));
       block_ms.push_back(seconds_since(t0) * 1e3);
     }
     close(fd);
   }
 
-  // 2. Cold then warm random 4 KiB reads, one at a time.
-  // One offset in each of `samples` distinct random blocks, so that every cold read is a miss.
-  std::vector<uint64_t> blocks(idx.blocks.size());
-  for (size_t i = 0; i < blocks.size(); ++i) blocks[i] = i;
-  std::shuffle(blocks.begin(), blocks.end(), rng);
-  std::vector<uint64_t> offsets;
-  for (uint64_t b : blocks) {
-    if (offsets.size() == static_cast<size_t>(samples)) break;
-    if (idx.blocks[b].damaged() || idx.block_size(b) < 4096) continue;
-    offsets.push_back(idx.blocks[b].out_offset + rng() % (idx.block_size(b) - 4096 + 1));
-  }
+  // 2. Cold then warm random 4 KiB reads, one at a time, through a fresh engine.
   std::vector<double> cold_us, warm_us;
   {
     mibz2::engine::EngineOptions eo;
