@@ -282,10 +282,10 @@ void Filesystem::opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     fuse_reply_err(req, err);
     return;
   }
-  track(handle.get());
+  track(handle.get(), true);
   fi->fh = reinterpret_cast<uint64_t>(handle.get());
   if (fuse_reply_open(req, fi) == 0) handle.release();
-  else untrack(handle.get());
+  else track(handle.get(), false);
 }
 
 void Filesystem::readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi, bool plus) {
@@ -343,26 +343,20 @@ void Filesystem::readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 void Filesystem::releasedir(fuse_req_t req, fuse_file_info* fi) {
   auto* h = reinterpret_cast<DirHandle*>(fi->fh);
-  untrack(h);
+  track(h, false);
   delete h;
   fuse_reply_err(req, 0);
 }
 
-void Filesystem::track(FileHandle* h) {
+void Filesystem::track(FileHandle* h, bool open) {
   std::lock_guard lk(handles_mu_);
-  open_files_.insert(h);
+  if (open) open_files_.insert(h);
+  else open_files_.erase(h);
 }
-void Filesystem::untrack(FileHandle* h) {
+void Filesystem::track(DirHandle* h, bool open) {
   std::lock_guard lk(handles_mu_);
-  open_files_.erase(h);
-}
-void Filesystem::track(DirHandle* h) {
-  std::lock_guard lk(handles_mu_);
-  open_dirs_.insert(h);
-}
-void Filesystem::untrack(DirHandle* h) {
-  std::lock_guard lk(handles_mu_);
-  open_dirs_.erase(h);
+  if (open) open_dirs_.insert(h);
+  else open_dirs_.erase(h);
 }
 
 bool Filesystem::content_changed(Node& node, const index::SourceIdentity& now) {
@@ -441,10 +435,10 @@ void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     spdlog::info("{}: content changed since it was last opened; the kernel's cache of it is dropped", node->source);
     if (fuse_session* se = session_.load()) fuse_lowlevel_notify_inval_inode(se, ino, -1, 0);
   }
-  track(handle.get());
+  track(handle.get(), true);
   fi->fh = reinterpret_cast<uint64_t>(handle.get());
   if (fuse_reply_open(req, fi) == 0) handle.release();
-  else untrack(handle.get());
+  else track(handle.get(), false);
 }
 
 void Filesystem::read(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi) {
@@ -470,7 +464,7 @@ void Filesystem::read(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi
 
 void Filesystem::release(fuse_req_t req, fuse_file_info* fi) {
   auto* h = reinterpret_cast<FileHandle*>(fi->fh);
-  untrack(h);
+  track(h, false);
   delete h;
   fuse_reply_err(req, 0);
 }

@@ -70,10 +70,9 @@ class Filesystem {
   // Whether the source content differs from what the kernel saw at the node's last open (and
   // remembers `now` as seen).
   bool content_changed(Node& node, const index::SourceIdentity& now);
-  void track(FileHandle* h);
-  void untrack(FileHandle* h);
-  void track(DirHandle* h);
-  void untrack(DirHandle* h);
+  // Records a handle as open (or no longer) so that unmount can free what the kernel never released.
+  void track(FileHandle* h, bool open);
+  void track(DirHandle* h, bool open);
   void watch_session();  // releases index waiters when the session ends
 
   MountOptions options_;

@@ -116,8 +116,10 @@ int cat_streaming(const char* path, index::IndexStore& store, unsigned threads) 
 }
 
 // Through the engine: the index (built if missing), the decoder pool and read-ahead.
-int cat_engine(const char* path, index::IndexStore& store, engine::Engine& eng, uint64_t offset, uint64_t length) {
-  const index::Obtained got = get_index(path, store, eng.pool().threads(), false, false);
+// `got`: the index if the caller already has it (else it is loaded or built here).
+int cat_engine(const char* path, index::IndexStore& store, engine::Engine& eng, uint64_t offset, uint64_t length,
+               index::Obtained got) {
+  if (!got.ok) got = get_index(path, store, eng.pool().threads(), false, false);
   if (!got.ok) return kExitDataError;
   std::string err;
   const std::shared_ptr<engine::Reader> reader = eng.open(next_file_id++, path, got.index, &err);
@@ -204,9 +206,11 @@ int cmd_cat(int argc, char** argv) {
   int status = kExitOk;
   for (int i = optind; i < argc; ++i) {
     int s;
+    index::Obtained current;
+    if (!streaming && whole) current = index::load_if_current(argv[i], store);
     if (streaming) s = cat_one(argv[i], decoder);
-    else if (whole && !index::load_if_current(argv[i], store).ok) s = cat_streaming(argv[i], store, threads);
-    else s = cat_engine(argv[i], store, *eng, offset.value_or(0), length.value_or(UINT64_MAX));
+    else if (whole && !current.ok) s = cat_streaming(argv[i], store, threads);
+    else s = cat_engine(argv[i], store, *eng, offset.value_or(0), length.value_or(UINT64_MAX), std::move(current));
     if (s != kExitOk) status = s;
     if (s == kExitDataError || s == kExitUsage) break;  // like bzip2 -dc: stop at the first bad file
   }
