@@ -911,6 +911,38 @@ TEST_F(FsMountTest, ReplacedSourceShowsTheNewContentAndSize) {
   EXPECT_TRUE(same_bytes(read_all(mnt_ / "added.txt").data, added));
 }
 
+// Dump mirrors keep "latest" symlinks to compressed files: a symlink with a relative target that
+// is a bzip2 file is shown like that file (decompressed name) and points to its decompressed name;
+// one with an absolute target, or to something that is not bzip2, stays as it is.
+TEST_F(FsMountTest, SymlinksToCompressedFilesFollowTheirTargetsNames) {
+  const stdfs::path src = new_source();
+  stdfs::create_directories(src / "20261101");
+  const Bytes dump = text_bytes(400000, 80);
+  write_file(src / "20261101" / "all.json.bz2", as_span(libbz2_compress(as_span(dump), 9)));
+  write_file(src / "20261101" / "notes.txt.bz2", as_span(to_bytes("not bzip2 at all")));
+  stdfs::create_symlink("20261101/all.json.bz2", src / "latest-all.json.bz2");
+  stdfs::create_symlink("20261101/notes.txt.bz2", src / "latest-notes.txt.bz2");
+  stdfs::create_symlink((src / "20261101" / "all.json.bz2").string(), src / "absolute.json.bz2");
+  MOUNT_OR_RETURN(mount(src));
+
+  std::set<std::string> names;
+  for (const auto& e : stdfs::directory_iterator(mnt_)) names.insert(e.path().filename().string());
+  EXPECT_EQ(names, (std::set<std::string>{"20261101", "latest-all.json", "latest-notes.txt.bz2", "absolute.json.bz2"}));
+
+  EXPECT_TRUE(stdfs::is_symlink(mnt_ / "latest-all.json"));
+  EXPECT_EQ(stdfs::read_symlink(mnt_ / "latest-all.json").string(), "20261101/all.json");
+  struct stat st;
+  ASSERT_EQ(lstat((mnt_ / "latest-all.json").c_str(), &st), 0);
+  EXPECT_EQ(static_cast<size_t>(st.st_size), std::string("20261101/all.json").size());
+  const ReadAll through = read_all(mnt_ / "latest-all.json");
+  EXPECT_EQ(through.error, 0);
+  EXPECT_TRUE(same_bytes(through.data, dump)) << "reading through the link gives the decompressed file";
+
+  EXPECT_EQ(stdfs::read_symlink(mnt_ / "latest-notes.txt.bz2").string(), "20261101/notes.txt.bz2");
+  EXPECT_EQ(text_of(read_all(mnt_ / "latest-notes.txt.bz2").data), "not bzip2 at all");
+  EXPECT_EQ(stdfs::read_symlink(mnt_ / "absolute.json.bz2").string(), (src / "20261101" / "all.json.bz2").string());
+}
+
 // A plain (not compressed) file replaced in the source the same way.
 TEST_F(FsMountTest, ReplacedPlainFileShowsTheNewContentAndSize) {
   const stdfs::path src = new_source();

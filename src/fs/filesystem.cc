@@ -40,7 +40,7 @@ void reply_xattr(fuse_req_t req, const std::string& value, size_t size) {
 Filesystem& fs_of(fuse_req_t req) { return **static_cast<Filesystem**>(fuse_req_userdata(req)); }
 
 NodeKind kind_of(const ShownEntry& e) {
-  if (e.decompressed) return NodeKind::kDecompressed;
+  if (e.decompressed) return e.type == SourceEntry::Type::kSymlink ? NodeKind::kLinkToDecompressed : NodeKind::kDecompressed;
   switch (e.type) {
     case SourceEntry::Type::kDirectory: return NodeKind::kDirectory;
     case SourceEntry::Type::kSymlink: return NodeKind::kSymlink;
@@ -108,7 +108,7 @@ void Filesystem::walk_tree() {
       if (stopping_) return;
       if (e.type == SourceEntry::Type::kDirectory) {
         dirs.push_back(&node_for(*dir, e));
-      } else if (e.decompressed) {
+      } else if (e.decompressed && e.type == SourceEntry::Type::kRegular) {
         indexer_->ensure(node_for(*dir, e).compressed, /*urgent=*/false);
         ++files;
       }
@@ -154,10 +154,26 @@ Node& Filesystem::node_for(Node& dir, const ShownEntry& e) {
 
 // --- attributes ---
 
+int Filesystem::link_target(Node& node, std::string* target) {
+  char buf[PATH_MAX + 1];
+  const ssize_t n = ::readlink(node.source.c_str(), buf, PATH_MAX);
+  if (n < 0) return errno;
+  *target = std::string(buf, static_cast<size_t>(n));
+  if (node.kind == NodeKind::kLinkToDecompressed) *target = shown_link_target(node.source, *target);
+  return 0;
+}
+
 int Filesystem::attributes(Node& node, struct stat* st, bool wait, bool* final) {
   *final = true;
   if (lstat(node.source.c_str(), st) != 0) return errno;
   st->st_ino = node.ino;
+  if (node.kind == NodeKind::kLinkToDecompressed) {
+    if (!S_ISLNK(st->st_mode)) return ENOENT;
+    std::string target;
+    if (const int err = link_target(node, &target)) return err;
+    st->st_size = static_cast<off_t>(target.size());  // a link's size is its target's length
+    return 0;
+  }
   if (node.kind != NodeKind::kDecompressed) return 0;
   if (!S_ISREG(st->st_mode)) return ENOENT;  // the path holds something else now
   const auto& file = node.compressed;
@@ -257,18 +273,16 @@ void Filesystem::getattr(fuse_req_t req, fuse_ino_t ino) {
 
 void Filesystem::readlink(fuse_req_t req, fuse_ino_t ino) {
   Node* node = inodes_.find(ino);
-  if (!node || node->kind != NodeKind::kSymlink) {
+  if (!node || (node->kind != NodeKind::kSymlink && node->kind != NodeKind::kLinkToDecompressed)) {
     fuse_reply_err(req, node ? EINVAL : ESTALE);
     return;
   }
-  char buf[PATH_MAX + 1];
-  const ssize_t n = ::readlink(node->source.c_str(), buf, PATH_MAX);
-  if (n < 0) {
-    fuse_reply_err(req, errno);
+  std::string target;
+  if (const int err = link_target(*node, &target)) {
+    fuse_reply_err(req, err);
     return;
   }
-  buf[n] = 0;
-  fuse_reply_readlink(req, buf);
+  fuse_reply_readlink(req, target.c_str());
 }
 
 void Filesystem::opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {

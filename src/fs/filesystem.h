@@ -63,6 +63,8 @@ class Filesystem {
   // The attributes of a node. For a decompressed file with `wait` this waits for its index (and
   // fails with EIO if there can be none); without, *final says whether the size is real.
   int attributes(Node& node, struct stat* st, bool wait, bool* final);
+  // What a symlink node points to in the mount.
+  int link_target(Node& node, std::string* target);
   // Looks up `name` in `dir` and fills a FUSE entry (counts a lookup).
   int make_entry(Node& dir, const ShownEntry& e, fuse_entry_param* entry);
   Node& node_for(Node& dir, const ShownEntry& e);

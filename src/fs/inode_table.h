@@ -19,7 +19,8 @@
 
 namespace mibz2::fs {
 
-enum class NodeKind { kDirectory, kRegular, kSymlink, kDecompressed };
+// kLinkToDecompressed: a symlink to a compressed file, shown pointing to its decompressed name.
+enum class NodeKind { kDirectory, kRegular, kSymlink, kDecompressed, kLinkToDecompressed };
 
 // kind, source and compressed are fixed when the node is made.
 struct Node {

@@ -32,10 +32,10 @@ std::vector<ShownEntry> map_directory(std::vector<SourceEntry> entries, std::vec
   shown.reserve(entries.size());
   for (const SourceEntry& e : entries) {
     ShownEntry s{e.name, e.name, e.type, false};
-    if (e.type == SourceEntry::Type::kRegular) {
+    if (e.type == SourceEntry::Type::kRegular || e.type == SourceEntry::Type::kSymlink) {
       if (auto dn = decompressed_name(e.name)) {
         if (!e.is_bzip2) {
-          notes->push_back({e.name, "not a bzip2 file; shown as it is"});
+          if (e.type == SourceEntry::Type::kRegular) notes->push_back({e.name, "not a bzip2 file; shown as it is"});
         } else if (taken.count(*dn)) {
           notes->push_back({e.name, "its decompressed name '" + *dn + "' is taken; shown compressed under its own name"});
         } else {

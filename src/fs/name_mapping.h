@@ -17,7 +17,9 @@ std::optional<std::string> decompressed_name(std::string_view name);
 struct SourceEntry {
   std::string name;
   enum class Type { kDirectory, kRegular, kSymlink, kOther } type;
-  bool is_bzip2 = false;  // regular file whose content starts with a bzip2 stream header
+  // A regular file whose content starts with a bzip2 stream header, or a symlink with a relative
+  // target that is such a file.
+  bool is_bzip2 = false;
 };
 
 // One entry of the mirrored directory.
@@ -25,7 +27,7 @@ struct ShownEntry {
   std::string name;         // as shown in the mount
   std::string source_name;  // the entry in the source directory
   SourceEntry::Type type;
-  bool decompressed;        // shown decompressed (else raw)
+  bool decompressed;        // shown decompressed (a symlink: pointing to the decompressed name)
 };
 
 // A note for the log about a name that could not be shown decompressed.

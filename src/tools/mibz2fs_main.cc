@@ -46,7 +46,7 @@ bool index_everything(const MountOptions& o) {
     for (const auto& e : mibz2::fs::map_directory(std::move(entries), &notes)) {
       const std::string path = mibz2::fs::child_path(dir, e.source_name);
       if (e.type == mibz2::fs::SourceEntry::Type::kDirectory) dirs.push_back(path);
-      else if (e.decompressed) files.push_back(path);
+      else if (e.decompressed && e.type == mibz2::fs::SourceEntry::Type::kRegular) files.push_back(path);
     }
   }
   mibz2::index::IndexStore store(o.index_dir);
