@@ -172,6 +172,9 @@ ErrorCode InverseBwt::walk(uint32_t n, uint32_t /*orig_ptr*/) {
         }
         scratch[base[l] + round] = static_cast<uint8_t>(e);
         state[l] = (e >> 8) & kStateMask;
+        // This lane's next load comes a whole round later, beyond what the out-of-order window
+        // holds at 32 lanes; a prefetch starts the miss now and retires at once.
+        __builtin_prefetch(t + state[l]);
         ++l;
       }
     }
