@@ -3,6 +3,8 @@
 // search and says which blocks are damaged.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <bit>
 #include <cstdint>
 #include <string>
@@ -47,6 +49,15 @@ struct SourceIdentity {
   uint64_t inode = 0;
   uint64_t fingerprint = 0;  // hash64 of the first and last 64 KiB
   bool operator==(const SourceIdentity&) const = default;
+
+  // Size, mtime and inode from stat (fingerprint 0: it needs a read).
+  static SourceIdentity from_stat(const struct stat& st) {
+    return {static_cast<uint64_t>(st.st_size),
+            static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec),
+            static_cast<uint64_t>(st.st_ino), 0};
+  }
+  // The same file as far as stat can tell (size, mtime, inode; not the fingerprint).
+  bool same_stat(const SourceIdentity& o) const { return size == o.size && mtime_ns == o.mtime_ns && inode == o.inode; }
 };
 
 struct BlockIndex {

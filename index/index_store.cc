@@ -56,9 +56,7 @@ bool identify_source(int fd, SourceIdentity* id, std::string* error) {
     *error = errno_text(errno);
     return false;
   }
-  id->size = static_cast<uint64_t>(st.st_size);
-  id->mtime_ns = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec);
-  id->inode = st.st_ino;
+  *id = SourceIdentity::from_stat(st);
   // The fingerprint catches a file rewritten in place with its size and mtime restored.
   std::vector<uint8_t> buf(2 * kFingerprintSpan);
   const size_t head = std::min<uint64_t>(kFingerprintSpan, id->size);
@@ -113,7 +111,7 @@ IndexStore::Load IndexStore::load(const std::string& source_abs_path, const Sour
     *reason = path + ": " + why;
     return Load::kInvalid;
   }
-  if (idx.source.size != id.size || idx.source.mtime_ns != id.mtime_ns || idx.source.inode != id.inode) {
+  if (!idx.source.same_stat(id)) {
     *reason = "the source file changed since it was indexed (size, mtime or inode differ)";
     return Load::kStale;
   }

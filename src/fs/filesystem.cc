@@ -23,9 +23,7 @@ namespace {
 
 constexpr double kNegativeTimeout = 1.0;  // how long the kernel may remember a missing name
 
-uint64_t mtime_ns(const struct stat& st) {
-  return static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec);
-}
+uint64_t mtime_ns(const struct stat& st) { return index::SourceIdentity::from_stat(st).mtime_ns; }
 
 // The engine's counters, on the mount's root directory.
 constexpr const char* kStatsXattr = "user.mibz2fs.stats";
@@ -404,7 +402,7 @@ void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       fuse_reply_err(req, errno);
       return;
     }
-    changed = content_changed(*node, {static_cast<uint64_t>(st.st_size), mtime_ns(st), static_cast<uint64_t>(st.st_ino), 0});
+    changed = content_changed(*node, index::SourceIdentity::from_stat(st));
   } else {
     const auto& file = node->compressed;
     // A source replaced between our check and our open is caught by Engine::open, which compares

@@ -82,11 +82,7 @@ void Indexer::settle(const std::shared_ptr<CompressedFile>& file, std::shared_pt
       file->state = CompressedFile::State::kFailed;
       file->error = std::move(error);
       struct stat st;
-      if (stat(file->source().c_str(), &st) == 0)
-        file->failed_identity = {static_cast<uint64_t>(st.st_size),
-                                 static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull +
-                                     static_cast<uint64_t>(st.st_mtim.tv_nsec),
-                                 static_cast<uint64_t>(st.st_ino), 0};
+      if (stat(file->source().c_str(), &st) == 0) file->failed_identity = index::SourceIdentity::from_stat(st);
     }
   }
   file->settled.notify_all();
@@ -164,15 +160,12 @@ bool Indexer::wait_ready(const std::shared_ptr<CompressedFile>& file) {
 bool Indexer::refresh_if_changed(const std::shared_ptr<CompressedFile>& file) {
   struct stat st;
   if (stat(file->source().c_str(), &st) != 0) return false;  // gone: the open will fail on its own
-  const index::SourceIdentity now{static_cast<uint64_t>(st.st_size),
-                                  static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull +
-                                      static_cast<uint64_t>(st.st_mtim.tv_nsec),
-                                  static_cast<uint64_t>(st.st_ino), 0};
+  const index::SourceIdentity now = index::SourceIdentity::from_stat(st);
   {
     std::lock_guard lk(file->mu);
     if (file->state != CompressedFile::State::kReady && file->state != CompressedFile::State::kFailed) return false;
     const index::SourceIdentity& was = file->state == CompressedFile::State::kReady ? file->index->source : file->failed_identity;
-    if (was.size == now.size && was.mtime_ns == now.mtime_ns && was.inode == now.inode) return false;
+    if (was.same_stat(now)) return false;
     // Changed: forget the old content and index the file again.
     spdlog::info("{}: source changed since it was indexed; indexing it again", file->source());
     if (file->file_id) engine_.forget(file->file_id);
