@@ -1,11 +1,11 @@
 #include "index/index_builder.h"
 
 #include <algorithm>
-#include <thread>
 
 #include "bz2/bit_reader.h"
 #include "bz2/crc32.h"
 #include "bz2/stream_parser.h"
+#include "base/invariant.h"
 
 namespace mibz2::index {
 namespace {
@@ -23,18 +23,8 @@ std::string bits_where(uint64_t bit) {
 
 }  // namespace
 
-IndexBuilder::IndexBuilder(std::span<const uint8_t> data, size_t window, bool keep_output)
-    : data_(data), window_(std::max<size_t>(window, 1)), keep_output_(keep_output) {}
-
-bool IndexBuilder::next_output(OutputBlock* out) {
-  std::unique_lock lk(mu_);
-  output_ready_.wait(lk, [this] { return !output_.empty() || phase_ == Phase::kFinished; });
-  if (output_.empty()) return false;
-  *out = std::move(output_.front());
-  output_.pop_front();
-  changed_.notify_all();  // room for decoding again
-  return true;
-}
+IndexBuilder::IndexBuilder(std::span<const uint8_t> data, size_t window, ResolvedBlockSink* sink)
+    : data_(data), window_(std::max<size_t>(window, 1)), sink_(sink) {}
 
 bool IndexBuilder::finished() const {
   std::lock_guard lk(mu_);
@@ -50,20 +40,15 @@ void IndexBuilder::cancel() {
 
 bool IndexBuilder::wait_finished(std::chrono::milliseconds timeout) {
   std::unique_lock lk(mu_);
-  return changed_.wait_for(lk, timeout, [this] { return phase_ == Phase::kFinished; });
+  return finished_cv_.wait_for(lk, timeout, [this] { return phase_ == Phase::kFinished; });
 }
 
 uint64_t IndexBuilder::bytes_done() const { return resolved_bits_.load(std::memory_order_relaxed) / 8; }
 
 BuildResult IndexBuilder::take_result() {
   std::lock_guard lk(mu_);
+  MIBZ2_INVARIANT(phase_ == Phase::kFinished);
   return std::move(result_);
-}
-
-bool IndexBuilder::has_work_locked() const {
-  const bool claimable = next_claim_seq_ < front_seq_ + candidates_.size() && next_claim_seq_ < front_seq_ + window_ &&
-                         output_.size() < window_;
-  return phase_ == Phase::kFinished || claimable || should_scan_locked();
 }
 
 // Scan ahead when candidates run short or resolution waits for them; one scanner at a time.
@@ -71,51 +56,67 @@ bool IndexBuilder::should_scan_locked() const {
   return !scan_done_ && !scanning_ && (need_scan_ || candidates_.size() < 2 * window_);
 }
 
-void IndexBuilder::wait() {
-  std::unique_lock lk(mu_);
-  changed_.wait(lk, [this] { return has_work_locked(); });
+bool IndexBuilder::can_claim_locked() const {
+  return next_claim_seq_ < front_seq_ + candidates_.size() && next_claim_seq_ < front_seq_ + window_ &&
+         (!sink_ || sink_->has_room());
+}
+
+size_t IndexBuilder::ready_work() const {
+  std::lock_guard lk(mu_);
+  if (phase_ == Phase::kFinished) return 0;
+  size_t n = should_scan_locked() ? 1 : 0;
+  if (can_claim_locked()) {
+    const uint64_t end = std::min<uint64_t>(front_seq_ + candidates_.size(), front_seq_ + window_);
+    for (uint64_t seq = next_claim_seq_; seq < end; ++seq)
+      if (candidates_[seq - front_seq_].state == Candidate::State::kPending) ++n;
+  }
+  return n;
 }
 
 IndexBuilder::Step IndexBuilder::step(bz2::BlockDecoder& decoder, bz2::ByteBuffer& scratch) {
   std::unique_lock lk(mu_);
   if (phase_ == Phase::kFinished) return Step::kFinished;
+  if (should_scan_locked()) return scan_locked(lk);
+  return decode_locked(lk, decoder, scratch);
+}
 
-  if (should_scan_locked()) {
-    scanning_ = true;
-    const uint64_t from = scan_pos_;
-    const uint64_t to = std::min<uint64_t>(from + kScanChunkBytes, data_.size());
-    lk.unlock();
-    std::vector<bz2::Mark> marks;
-    bz2::scan_marks(data_, from * 8, to * 8, marks);
-    lk.lock();
-    for (const bz2::Mark& m : marks) {
-      Candidate& c = candidates_.emplace_back();
-      c.bit = m.bit;
-      c.kind = m.kind;
-      // End-of-stream marks need no decoding; they only serve resynchronisation.
-      c.state = m.kind == bz2::MarkKind::kEndOfStream ? Candidate::State::kDone : Candidate::State::kPending;
-    }
-    scan_pos_ = to;
-    scan_done_ = to >= data_.size();
-    scanning_ = false;
-    need_scan_ = false;
-    resolve_locked();
-    changed_.notify_all();
-    return Step::kWorked;
+// Scans the next chunk with the lock released; its marks become candidates.
+IndexBuilder::Step IndexBuilder::scan_locked(std::unique_lock<std::mutex>& lk) {
+  scanning_ = true;
+  const uint64_t from = scan_pos_;
+  const uint64_t to = std::min<uint64_t>(from + kScanChunkBytes, data_.size());
+  lk.unlock();
+  std::vector<bz2::Mark> marks;
+  bz2::scan_marks(data_, from * 8, to * 8, marks);
+  lk.lock();
+  for (const bz2::Mark& m : marks) {
+    Candidate& c = candidates_.emplace_back();
+    c.bit = m.bit;
+    c.kind = m.kind;
+    // End-of-stream marks need no decoding; they only serve resynchronisation.
+    c.state = m.kind == bz2::MarkKind::kEndOfStream ? Candidate::State::kDone : Candidate::State::kPending;
   }
+  scan_pos_ = to;
+  scan_done_ = to >= data_.size();
+  scanning_ = false;
+  need_scan_ = false;
+  resolve_locked();
+  return Step::kWorked;
+}
 
-  // Claim the first pending candidate inside the window (and, when keeping output, only while the
-  // consumer is not too far behind).
-  const uint64_t limit = front_seq_ + window_;
-  while (next_claim_seq_ < front_seq_ + candidates_.size() && next_claim_seq_ < limit && output_.size() < window_) {
+// Claims the first pending candidate inside the window (while the sink has room) and decodes it
+// with the lock released.
+IndexBuilder::Step IndexBuilder::decode_locked(std::unique_lock<std::mutex>& lk, bz2::BlockDecoder& decoder,
+                                               bz2::ByteBuffer& scratch) {
+  while (can_claim_locked()) {
     const uint64_t seq = next_claim_seq_++;
     Candidate& c = candidates_[seq - front_seq_];
     if (c.state != Candidate::State::kPending) continue;
     c.state = Candidate::State::kDecoding;
     const uint64_t bit = c.bit;
     lk.unlock();
-    bz2::ByteBuffer kept;  // keep_output: decode straight into the buffer the consumer gets
-    bz2::ByteBuffer& out = keep_output_ ? kept : scratch;
+    bz2::ByteBuffer kept;  // with a sink: decode straight into the buffer it gets
+    bz2::ByteBuffer& out = sink_ ? kept : scratch;
     out.clear();
     bz2::BlockResult r;
     const bz2::Error e = decoder.decode(data_, bit, kDecodeLevel, out, r);
@@ -128,32 +129,13 @@ IndexBuilder::Step IndexBuilder::step(bz2::BlockDecoder& decoder, bz2::ByteBuffe
       d.error = e;
       d.block = r;
       d.size = size;
-      if (keep_output_ && !e) d.bytes = std::move(kept);
+      if (sink_ && !e) d.bytes = std::move(kept);
       d.state = Candidate::State::kDone;
       resolve_locked();
     }
-    changed_.notify_all();
     return Step::kWorked;
   }
-  return phase_ == Phase::kFinished ? Step::kFinished : Step::kIdle;
-}
-
-void IndexBuilder::work() {
-  bz2::BlockDecoder decoder;
-  bz2::ByteBuffer scratch;
-  for (;;) {
-    const Step s = step(decoder, scratch);
-    if (s == Step::kFinished) return;
-    if (s == Step::kIdle) wait();
-  }
-}
-
-BuildResult IndexBuilder::run(unsigned threads) {
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < std::max(threads, 1u); ++i) pool.emplace_back([this] { work(); });
-  work();
-  for (auto& t : pool) t.join();
-  return take_result();
+  return Step::kIdle;
 }
 
 IndexBuilder::Candidate* IndexBuilder::front_candidate() {
@@ -171,20 +153,14 @@ IndexBuilder::Candidate* IndexBuilder::front_candidate() {
 
 void IndexBuilder::add_block(uint64_t start_bit, uint64_t flags, uint64_t size, uint64_t end_bit, uint32_t crc,
                              bz2::ByteBuffer* bytes) {
-  if (keep_output_) {
-    OutputBlock o;
-    o.block = result_.index.blocks.size();
-    o.damaged = flags & (BlockRecord::kCrcMismatch | BlockRecord::kUndecodable);
-    if (bytes && !o.damaged) o.bytes = std::move(*bytes);
-    output_.push_back(std::move(o));
-    output_ready_.notify_one();
-  }
+  const bool damaged = flags & (BlockRecord::kCrcMismatch | BlockRecord::kUndecodable);
+  if (sink_) sink_->on_block(result_.index.blocks.size(), damaged, bytes && !damaged ? std::move(*bytes) : bz2::ByteBuffer());
   if (first_in_stream_) flags |= BlockRecord::kStreamStart;
   first_in_stream_ = false;
   result_.index.blocks.push_back(BlockRecord::make(start_bit, level_, flags, out_offset_,
                                                    static_cast<uint32_t>(end_bit - start_bit), crc));
   out_offset_ += size;
-  if (flags & (BlockRecord::kCrcMismatch | BlockRecord::kUndecodable)) {
+  if (damaged) {
     result_.index.damaged_blocks++;
     result_.index.flags |= BlockIndex::kHasDamage;
   }
@@ -197,8 +173,9 @@ void IndexBuilder::finish_locked() {
   if (result_.index.stream_count == 0 && result_.error.empty()) result_.error = "no bzip2 stream found";
   result_.ok = result_.error.empty();
   resolved_bits_.store(data_.size() * 8, std::memory_order_relaxed);
-  changed_.notify_all();
-  output_ready_.notify_all();
+  candidates_.clear();  // decoded bytes kept for a sink are not needed any more
+  if (sink_) sink_->on_finished();
+  finished_cv_.notify_all();
 }
 
 bool IndexBuilder::plausible_end_of_stream(uint64_t bit) const {
@@ -211,107 +188,121 @@ bool IndexBuilder::plausible_end_of_stream(uint64_t bit) const {
 // Resolves as far as the decoded candidates allow. Runs under mu_; it reads only a few bytes of
 // the source, at places the decoders and the scanner have just read.
 void IndexBuilder::resolve_locked() {
-  BlockIndex& idx = result_.index;
   for (;;) {
     resolved_bits_.store(phase_ == Phase::kStreamStart ? stream_byte_ * 8 : cursor_, std::memory_order_relaxed);
+    const Phase before = phase_;
+    const uint64_t cursor_before = cursor_, stream_before = stream_byte_;
     switch (phase_) {
       case Phase::kFinished: return;
-
-      case Phase::kStreamStart: {
-        int level = 0;
-        switch (bz2::classify_stream_start(data_, stream_byte_, &level)) {
-          case bz2::StreamStart::kStream:
-            level_ = level;
-            cursor_ = stream_byte_ * 8 + bz2::kStreamHeaderBits;
-            combined_crc_ = 0;
-            stream_crc_unverifiable_ = false;
-            first_in_stream_ = true;
-            idx.stream_count++;
-            phase_ = Phase::kInStream;
-            continue;
-          case bz2::StreamStart::kEnd:
-            if (idx.stream_count == 0) result_.error = "empty file (no bzip2 stream header)";
-            finish_locked();
-            return;
-          case bz2::StreamStart::kTruncated:
-            if (idx.stream_count == 0) {
-              result_.error = "file ends inside the bzip2 stream header";
-            } else {
-              idx.truncated_at_bit = stream_byte_ * 8;
-              note("file ends inside a stream header at byte " + std::to_string(stream_byte_) + " (truncated file)");
-            }
-            finish_locked();
-            return;
-          case bz2::StreamStart::kNotBzip2:
-            if (idx.stream_count == 0) {
-              result_.error = "not a bzip2 file (no \"BZh1\"..\"BZh9\" header)";
-            } else {
-              idx.trailing_bytes = data_.size() - stream_byte_;
-              note("trailing garbage after the last stream ignored: " + std::to_string(idx.trailing_bytes) +
-                   " bytes at byte " + std::to_string(stream_byte_));
-            }
-            finish_locked();
-            return;
-        }
-        return;
-      }
-
-      case Phase::kInStream: {
-        const uint64_t magic = bz2::read48_at(data_, cursor_);
-        if (magic == bz2::kEndOfStreamMagic) {
-          if (cursor_ + bz2::kEndOfStreamBits > data_.size() * 8) {
-            idx.truncated_at_bit = cursor_;
-            note("file ends inside the end-of-stream marker at " + bits_where(cursor_) + " (truncated file)");
-            finish_locked();
-            return;
-          }
-          bz2::BitReader br(data_, cursor_ + 48);
-          const uint32_t stored = br.read(32);
-          if (stored != combined_crc_ && !stream_crc_unverifiable_) {
-            idx.flags |= BlockIndex::kStreamCrcMismatch;
-            note("stream " + std::to_string(idx.stream_count) + " combined CRC mismatch at " + bits_where(cursor_ + 48));
-          }
-          stream_byte_ = (cursor_ + bz2::kEndOfStreamBits + 7) / 8;
-          phase_ = Phase::kStreamStart;
-          continue;
-        }
-        if (magic == bz2::kBlockMagic) {
-          Candidate* c = front_candidate();
-          if (!c) {
-            if (need_scan_) return;
-            phase_ = Phase::kResync;  // cannot happen: the scanner finds every magic
-            continue;
-          }
-          if (c->bit != cursor_) {
-            phase_ = Phase::kResync;
-            continue;
-          }
-          if (c->state != Candidate::State::kDone) return;  // wait for its decode
-          if (!resolve_block_locked(*c)) return;
-          continue;
-        }
-        if (cursor_ + 48 > data_.size() * 8) {
-          idx.truncated_at_bit = cursor_;
-          note("file ends at " + bits_where(cursor_) + " inside stream " + std::to_string(idx.stream_count) +
-               " before its end-of-stream marker (truncated file)");
-          finish_locked();
-          return;
-        }
-        note("no block or end-of-stream marker at " + bits_where(cursor_) + " where one must start");
-        phase_ = Phase::kResync;
-        continue;
-      }
-
-      case Phase::kResync:
-        resync_locked();
-        if (phase_ == Phase::kResync) return;  // waits for scans or decodes
-        continue;
+      case Phase::kStreamStart: resolve_stream_start_locked(); break;
+      case Phase::kInStream: resolve_in_stream_locked(); break;
+      case Phase::kResync: resync_locked(); break;
     }
+    // Each pass either moves (phase, cursor or stream position) or waits for a scan or a decode.
+    if (phase_ == before && cursor_ == cursor_before && stream_byte_ == stream_before) return;
   }
 }
 
-// The candidate at the cursor has been decoded. Returns false when resolution must wait.
-bool IndexBuilder::resolve_block_locked(Candidate& c) {
+void IndexBuilder::begin_stream_locked(int level, uint64_t first_bit) {
+  level_ = level;
+  cursor_ = first_bit;
+  combined_crc_ = 0;
+  stream_crc_unverifiable_ = false;
+  first_in_stream_ = true;
+  result_.index.stream_count++;
+  phase_ = Phase::kInStream;
+}
+
+// At a stream boundary: a new stream, the end of the file, a cut header, or trailing garbage.
+void IndexBuilder::resolve_stream_start_locked() {
+  BlockIndex& idx = result_.index;
+  int level = 0;
+  switch (bz2::classify_stream_start(data_, stream_byte_, &level)) {
+    case bz2::StreamStart::kStream:
+      begin_stream_locked(level, stream_byte_ * 8 + bz2::kStreamHeaderBits);
+      return;
+    case bz2::StreamStart::kEnd:
+      if (idx.stream_count == 0) result_.error = "empty file (no bzip2 stream header)";
+      finish_locked();
+      return;
+    case bz2::StreamStart::kTruncated:
+      if (idx.stream_count == 0) {
+        result_.error = "file ends inside the bzip2 stream header";
+      } else {
+        idx.truncated_at_bit = stream_byte_ * 8;
+        note("file ends inside a stream header at byte " + std::to_string(stream_byte_) + " (truncated file)");
+      }
+      finish_locked();
+      return;
+    case bz2::StreamStart::kNotBzip2:
+      if (idx.stream_count == 0) {
+        result_.error = "not a bzip2 file (no \"BZh1\"..\"BZh9\" header)";
+      } else {
+        idx.trailing_bytes = data_.size() - stream_byte_;
+        note("trailing garbage after the last stream ignored: " + std::to_string(idx.trailing_bytes) +
+             " bytes at byte " + std::to_string(stream_byte_));
+      }
+      finish_locked();
+      return;
+  }
+}
+
+// Inside a stream, at the cursor: a block (resolved once decoded), the end-of-stream marker, the
+// end of the file, or something else (damage: resynchronise).
+void IndexBuilder::resolve_in_stream_locked() {
+  const uint64_t magic = bz2::read48_at(data_, cursor_);
+  if (magic == bz2::kEndOfStreamMagic) {
+    resolve_end_of_stream_locked();
+    return;
+  }
+  if (magic == bz2::kBlockMagic) {
+    Candidate* c = front_candidate();
+    if (!c) {
+      if (need_scan_) return;
+      // The scanner finds every magic, so a block magic at the cursor always has its candidate.
+      MIBZ2_INVARIANT(false && "a block magic at the cursor has no candidate");
+      phase_ = Phase::kResync;
+      return;
+    }
+    if (c->bit != cursor_) {
+      phase_ = Phase::kResync;
+      return;
+    }
+    if (c->state != Candidate::State::kDone) return;  // wait for its decode
+    resolve_block_locked(*c);
+    return;
+  }
+  if (cursor_ + 48 > data_.size() * 8) {
+    result_.index.truncated_at_bit = cursor_;
+    note("file ends at " + bits_where(cursor_) + " inside stream " + std::to_string(result_.index.stream_count) +
+         " before its end-of-stream marker (truncated file)");
+    finish_locked();
+    return;
+  }
+  note("no block or end-of-stream marker at " + bits_where(cursor_) + " where one must start");
+  phase_ = Phase::kResync;
+}
+
+void IndexBuilder::resolve_end_of_stream_locked() {
+  BlockIndex& idx = result_.index;
+  if (cursor_ + bz2::kEndOfStreamBits > data_.size() * 8) {
+    idx.truncated_at_bit = cursor_;
+    note("file ends inside the end-of-stream marker at " + bits_where(cursor_) + " (truncated file)");
+    finish_locked();
+    return;
+  }
+  bz2::BitReader br(data_, cursor_ + 48);
+  const uint32_t stored = br.read(32);
+  if (stored != combined_crc_ && !stream_crc_unverifiable_) {
+    idx.flags |= BlockIndex::kStreamCrcMismatch;
+    note("stream " + std::to_string(idx.stream_count) + " combined CRC mismatch at " + bits_where(cursor_ + 48));
+  }
+  stream_byte_ = (cursor_ + bz2::kEndOfStreamBits + 7) / 8;
+  phase_ = Phase::kStreamStart;
+}
+
+// The candidate at the cursor has been decoded: it becomes a block, or the start of a resync.
+void IndexBuilder::resolve_block_locked(Candidate& c) {
   const uint64_t max_len = static_cast<uint64_t>(level_) * 100000;
   const bz2::BlockResult& r = c.block;
   const size_t block_no = result_.index.blocks.size();
@@ -324,14 +315,14 @@ bool IndexBuilder::resolve_block_locked(Candidate& c) {
     add_block(c.bit, 0, c.size, r.end_bit, r.stored_crc, &c.bytes);
     combined_crc_ = bz2::combine_stream_crc(combined_crc_, r.stored_crc);
     cursor_ = r.end_bit;
-    return true;
+    return;
   }
   if (c.error.code == bz2::ErrorCode::kTruncated) {
     result_.index.truncated_at_bit = c.bit;
     note("file ends inside block " + std::to_string(block_no) + " which starts at " + bits_where(c.bit) +
          " (truncated file): the decompressed file ends at the last complete block");
     finish_locked();
-    return true;
+    return;
   }
   if (c.error.code == bz2::ErrorCode::kBlockCrcMismatch && r.bwt_length <= max_len && next_is_mark(r.end_bit)) {
     add_block(c.bit, BlockRecord::kCrcMismatch, c.size, r.end_bit, r.stored_crc, nullptr);
@@ -340,7 +331,7 @@ bool IndexBuilder::resolve_block_locked(Candidate& c) {
          std::to_string(c.size) + " bytes at decompressed offset " +
          std::to_string(result_.index.blocks.back().out_offset) + " will read as I/O errors)");
     cursor_ = r.end_bit;
-    return true;
+    return;
   }
   // Undecodable. If its symbols were read and it ends where a mark starts, its extent is known.
   const std::string why = c.error ? bz2::to_string(c.error)
@@ -351,12 +342,12 @@ bool IndexBuilder::resolve_block_locked(Candidate& c) {
     add_block(c.bit, BlockRecord::kUndecodable, max_len, r.end_bit, 0, nullptr);
     stream_crc_unverifiable_ = true;
     cursor_ = r.end_bit;
-    return true;
+    return;
   }
   note("block " + std::to_string(block_no) + " at " + bits_where(c.bit) + " cannot be decoded: " + why +
        "; searching for the next good block");
   phase_ = Phase::kResync;
-  return true;
+  return;
 }
 
 // Skips a damaged stretch starting at the cursor: the next candidate that decodes cleanly (or a
@@ -406,23 +397,14 @@ void IndexBuilder::resync_locked() {
          std::to_string(nominal) + " unreadable bytes; decompressed offsets after it are shifted by an "
          "unknown amount");
     stream_crc_unverifiable_ = true;
-    cursor_ = c.bit;
-    phase_ = Phase::kInStream;
     if (after_header) {
-      level_ = header_level;
-      combined_crc_ = 0;
-      stream_crc_unverifiable_ = false;
-      first_in_stream_ = true;
-      result_.index.stream_count++;
+      begin_stream_locked(header_level, c.bit);
+    } else {
+      cursor_ = c.bit;
+      phase_ = Phase::kInStream;
     }
     return;
   }
-}
-
-BuildResult build_index(std::span<const uint8_t> data, unsigned threads) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  IndexBuilder builder(data, 4 * size_t{threads});
-  return builder.run(threads);
 }
 
 }  // namespace mibz2::index

@@ -1,5 +1,4 @@
-// Builds the block index of one bzip2 file: a full decode of every block, in parallel, without
-// keeping decoded bytes.
+// Builds the block index of one bzip2 file: a full decode of every block, in parallel.
 //
 // Pipeline: the file is scanned for candidate marks (block magics, end-of-stream markers) a few
 // MB at a time; candidates are decoded by any number of threads, at most `window` candidates ahead
@@ -12,8 +11,11 @@
 // stands in the index with a nominal size (its level's block size), marked undecodable; a file cut
 // inside a block ends at its last complete block. The build always finishes and reports all of it.
 //
-// Threads call step() until it returns kFinished; a thread that gets kIdle calls wait(). The
-// builder owns no threads itself, so a caller's thread pool can drive it (run() spawns threads).
+// The builder owns no threads. A driver (engine::Catalog, or a test) calls step() from as many
+// threads as it likes; ready_work() says how many steps could start now, so a driver keeps just
+// that many jobs going and never parks a thread waiting for work. With a ResolvedBlockSink the
+// decoded bytes of each block are kept and handed to the sink in file order (index/block_stream.h);
+// without one only their sizes are kept.
 #pragma once
 
 #include <atomic>
@@ -21,7 +23,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <mutex>
 #include <span>
 #include <string>
@@ -42,38 +43,36 @@ struct BuildResult {
   std::vector<std::string> notes;  // damage and warnings, one line each, in file order
 };
 
+// Receives every block as resolution fixes it, in file order. Its calls are made with the builder's
+// lock held: they must not block and must not call back into the builder.
+class ResolvedBlockSink {
+ public:
+  virtual ~ResolvedBlockSink() = default;
+  // False while the consumer is behind: decoders then claim no new candidates (backpressure).
+  virtual bool has_room() const = 0;
+  // Block number `block`; `bytes` holds its decoded bytes, empty when `damaged` (never serve those).
+  virtual void on_block(size_t block, bool damaged, bz2::ByteBuffer bytes) = 0;
+  // The build finished (completed, failed or cancelled): no more blocks come.
+  virtual void on_finished() = 0;
+};
+
 class IndexBuilder {
  public:
   enum class Step { kWorked, kIdle, kFinished };
 
   // `data` must stay valid until the build finishes. `window`: candidates in flight ahead of the
-  // resolution point (bounds memory and wasted work); a few per thread is enough.
-  // With `keep_output`, decoded bytes are kept and handed out in file order by next_output(): a
-  // parallel streaming decompressor that leaves the index behind. At most `window` decoded blocks
-  // wait for the consumer (backpressure: decoding pauses while the consumer is behind).
-  IndexBuilder(std::span<const uint8_t> data, size_t window, bool keep_output = false);
-
-  // One block of output, in file order (keep_output mode).
-  struct OutputBlock {
-    bz2::ByteBuffer bytes;  // the decoded bytes (empty for a damaged block)
-    size_t block = 0;       // its number in the index
-    bool damaged = false;   // CRC mismatch or undecodable: its bytes must not be served
-  };
-  // Waits for the next block of output; false when there is no more (the build finished).
-  bool next_output(OutputBlock* out);
+  // resolution point (bounds memory and wasted work); a few per thread is enough. `sink`, if
+  // given, must outlive the build.
+  IndexBuilder(std::span<const uint8_t> data, size_t window, ResolvedBlockSink* sink = nullptr);
 
   // Does one unit of work (scan a piece, or decode one candidate) with the caller's decoder.
+  // kIdle: nothing to do now (others are decoding what resolution waits for).
   Step step(bz2::BlockDecoder& decoder, bz2::ByteBuffer& scratch);
-  // Blocks until step() would find work, or the build finished (the predicate is checked under the
-  // same lock that every change takes, so no wake-up is lost).
-  void wait();
-  // One worker: steps (with its own decoder) until the build is finished.
-  void work();
-  // Runs the build on `threads` threads (the caller's included) and returns the result.
-  BuildResult run(unsigned threads);
+  // How many step() calls could do something right now (0 once finished).
+  size_t ready_work() const;
 
   bool finished() const;
-  // Stops the build: it finishes at once with an error ("cancelled"); waiting threads return.
+  // Stops the build: it finishes at once with the error "cancelled".
   void cancel();
   // Waits up to `timeout` for the build to finish; returns finished().
   bool wait_finished(std::chrono::milliseconds timeout);
@@ -91,18 +90,25 @@ class IndexBuilder {
     bz2::Error error;
     bz2::BlockResult block;
     uint64_t size = 0;      // decoded bytes (valid when block.bytes_produced)
-    bz2::ByteBuffer bytes;  // keep_output mode: the decoded bytes
+    bz2::ByteBuffer bytes;  // with a sink: the decoded bytes
   };
   enum class Phase { kStreamStart, kInStream, kResync, kFinished };
 
-  bool has_work_locked() const;  // a step() could do something now (or the build is over)
   bool should_scan_locked() const;
+  bool can_claim_locked() const;  // room in the window and at the sink
+  Step scan_locked(std::unique_lock<std::mutex>& lk);
+  Step decode_locked(std::unique_lock<std::mutex>& lk, bz2::BlockDecoder& decoder, bz2::ByteBuffer& scratch);
   Candidate* front_candidate();  // first unresolved candidate, or null (may set need_scan_)
   void resolve_locked();
-  bool resolve_block_locked(Candidate& c);
+  void resolve_stream_start_locked();
+  void resolve_in_stream_locked();
+  void resolve_end_of_stream_locked();
+  void resolve_block_locked(Candidate& c);
   void resync_locked();
+  // A stream of `level` starts at the cursor `first_bit` (just after its header).
+  void begin_stream_locked(int level, uint64_t first_bit);
   bool plausible_end_of_stream(uint64_t bit) const;
-  // Records a resolved block; in keep_output mode also queues its bytes (moved) for the consumer.
+  // Records a resolved block; with a sink also hands it its bytes (moved).
   void add_block(uint64_t start_bit, uint64_t flags, uint64_t size, uint64_t end_bit, uint32_t crc,
                  bz2::ByteBuffer* bytes);
   void finish_locked();
@@ -110,10 +116,12 @@ class IndexBuilder {
 
   const std::span<const uint8_t> data_;
   const size_t window_;
-  const bool keep_output_;
+  ResolvedBlockSink* const sink_;
 
+  // Lock order: mu_, then the sink's own (its calls come under mu_). Never held across a decode
+  // or a scan.
   mutable std::mutex mu_;
-  std::condition_variable changed_;  // idle workers wait here for new work or the end
+  std::condition_variable finished_cv_;  // wait_finished() waits here
   // --- guarded by mu_ ---
   std::deque<Candidate> candidates_;  // unresolved candidates in file order
   uint64_t front_seq_ = 0;            // sequence number of candidates_.front()
@@ -131,13 +139,8 @@ class IndexBuilder {
   bool first_in_stream_ = false;
   uint64_t out_offset_ = 0;
   BuildResult result_;
-  std::deque<OutputBlock> output_;    // resolved blocks the consumer has not taken (keep_output)
-  std::condition_variable output_ready_;  // the consumer waits here
   // written under mu_, read without it for progress
   std::atomic<uint64_t> resolved_bits_{0};
 };
-
-// Convenience: builds with `threads` threads (0 = all cores).
-BuildResult build_index(std::span<const uint8_t> data, unsigned threads);
 
 }  // namespace mibz2::index

@@ -37,7 +37,7 @@ class IndexStore {
 
  private:
   std::string dir_;
-  mutable std::mutex mu_;
+  mutable std::mutex mu_;  // a leaf lock
   bool read_only_ = false;  // guarded by mu_
 };
 

@@ -499,7 +499,7 @@ TEST(EngineConcurrent, SourceChangedUnderAnOpenReaderGivesEio) {
   EXPECT_EQ(reader->read(s.block_start(2), 1000, buf.data()), -EIO);
   // And the changed file cannot be opened with its old index.
   std::string error;
-  EXPECT_FALSE(e.open(2, s.path, s.index, &error));
+  EXPECT_FALSE(try_open(e, 2, s.path, s.index, &error));
   EXPECT_FALSE(error.empty());
 }
 
@@ -507,11 +507,11 @@ TEST(EngineConcurrent, OpenChecksTheFile) {
   const Source& s = text_source();
   Engine e(options(1, uint64_t{16} << 20, true));
   std::string error;
-  EXPECT_FALSE(e.open(1, s.path + ".missing", s.index, &error));
+  EXPECT_FALSE(try_open(e, 1, s.path + ".missing", s.index, &error));
   EXPECT_FALSE(error.empty());
   // Another file's index.
   error.clear();
-  EXPECT_FALSE(e.open(1, engine_corpus().files[1].path, s.index, &error));
+  EXPECT_FALSE(try_open(e, 1, engine_corpus().files[1].path, s.index, &error));
   EXPECT_FALSE(error.empty());
 }
 

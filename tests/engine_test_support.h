@@ -2,6 +2,12 @@
 // checked against the original bytes, waiting for a condition with a deadline.
 #pragma once
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,7 +23,7 @@
 
 #include "engine/engine.h"
 #include "engine/reader.h"
-#include "index_test_support.h"
+#include "catalog_test_support.h"
 
 namespace mibz2::test {
 
@@ -43,10 +49,10 @@ inline Source write_source(const TempDir& dir, const std::string& name, Bytes pl
   s.file = std::move(file);
   s.path = dir.write(name, s.file).string();
   index::IndexStore store((dir.path() / "idx").string());
-  index::Obtained o = obtain_guarded(s.path, store, 2);
-  EXPECT_TRUE(o.ok) << name << ": " << o.error;
+  const engine::IndexStatus o = obtain_guarded(s.path, store, 2);
+  EXPECT_TRUE(o.ready()) << name << ": " << o.error;
   s.index = o.index;
-  s.notes = o.notes;
+  s.notes = o.origin.notes;
   return s;
 }
 
@@ -84,9 +90,26 @@ inline engine::EngineOptions options(unsigned threads, uint64_t cache_bytes, boo
   return o;
 }
 
+// Engine::open of `path` (opened and identified here, as the Catalog does) with `index`; null with
+// *error when it refuses.
+inline std::shared_ptr<engine::Reader> try_open(engine::Engine& e, uint64_t file_id, const std::string& path,
+                                                std::shared_ptr<const index::BlockIndex> index, std::string* error) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = std::strerror(errno);
+    return nullptr;
+  }
+  index::SourceIdentity id;
+  if (!index::identify_source(fd, &id, error)) {
+    ::close(fd);
+    return nullptr;
+  }
+  return e.open(file_id, path, fd, id, std::move(index), error);
+}
+
 inline std::shared_ptr<engine::Reader> open_reader(engine::Engine& e, uint64_t file_id, const Source& s) {
   std::string error;
-  std::shared_ptr<engine::Reader> r = e.open(file_id, s.path, s.index, &error);
+  std::shared_ptr<engine::Reader> r = try_open(e, file_id, s.path, s.index, &error);
   EXPECT_TRUE(r) << s.name << ": " << error;
   return r;
 }

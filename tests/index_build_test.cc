@@ -141,16 +141,6 @@ TEST(IndexCorpus, RandomRangesThroughTheIndexEqualTheOriginal) {
 }
 
 // The convenience entry point gives what the builder gives.
-TEST(IndexCorpus, BuildIndexEqualsIndexBuilder) {
-  for (const Variant& v : corpus()) {
-    SCOPED_TRACE(v.name);
-    const index::BuildResult a = index::build_index(v.file, 1);
-    const index::BuildResult b = build_guarded(v.file, 1);
-    ASSERT_EQ(a.ok, b.ok);
-    EXPECT_TRUE(same_index(a.index, b.index));
-  }
-}
-
 TEST(IndexCorpus, SerializeParseRoundTrip) {
   for (const Variant& v : corpus()) {
     SCOPED_TRACE(v.name);
@@ -206,6 +196,24 @@ TEST(IndexThreadsConcurrent, ManyBuildsOfTheSameFileAtOnce) {
   for (const auto& g : got) {
     ASSERT_TRUE(g.ok);
     EXPECT_TRUE(same_index(g.index, want.index));
+  }
+}
+
+TEST(IndexBuildConcurrent, CancelEndsABuildAtOnce) {
+  const Variant& big = corpus().back();  // several MB of level-9 random data
+  for (int when : {0, 1, 5}) {
+    index::IndexBuilder builder(big.file, 8);
+    std::vector<std::thread> workers;
+    for (int i = 0; i < 2; ++i) workers.emplace_back([&] { drive_builder(builder); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(when));
+    builder.cancel();
+    EXPECT_TRUE(builder.wait_finished(std::chrono::seconds(kSanitized ? 120 : 20)));
+    for (auto& t : workers) t.join();
+    const index::BuildResult r = builder.take_result();
+    if (!r.ok) {
+      EXPECT_EQ(r.error, "cancelled");
+    }
+    builder.cancel();  // again: harmless
   }
 }
 

@@ -12,7 +12,7 @@
 
 #include "bz2/stream_parser.h"
 #include "index/index_format.h"
-#include "index_test_support.h"
+#include "catalog_test_support.h"
 
 namespace mibz2::test {
 namespace {
@@ -367,12 +367,12 @@ TEST(IndexDamage, NotBzip2OrEmptyIsRefusedWithAReason) {
     EXPECT_TRUE(r.index.blocks.empty());
 
     const std::string path = dir.write(name + ".bz2", data).string();
-    const index::Obtained o = obtain_guarded(path, store, 1);
-    EXPECT_FALSE(o.ok);
+    const engine::IndexStatus o = obtain_guarded(path, store, 1);
+    EXPECT_FALSE(o.ready());
     EXPECT_FALSE(o.error.empty());
     EXPECT_FALSE(o.index);
-    EXPECT_FALSE(o.saved);
-    EXPECT_FALSE(std::filesystem::exists(o.index_path)) << "no index is saved for a file that is not bzip2";
+    EXPECT_FALSE(o.origin.saved);
+    EXPECT_FALSE(std::filesystem::exists(store.path_for(path))) << "no index is saved for a file that is not bzip2";
   }
 }
 
@@ -395,7 +395,7 @@ TEST(IndexDamage, HeaderFollowedByNothingUsableFinishes) {
   }
 }
 
-TEST(IndexDamage, DamagedSourceThroughObtainIndex) {
+TEST(IndexDamage, DamagedSourceThroughTheCatalog) {
   const Base& b = base();
   const std::optional<uint64_t> crc_bit = find_crc_only_flip(b.file, b.layout.blocks[2]);
   const std::optional<uint64_t> table_bit = find_early_failure_flip(b.file, b.layout.blocks[4]);
@@ -408,19 +408,19 @@ TEST(IndexDamage, DamagedSourceThroughObtainIndex) {
   TempDir dir;
   index::IndexStore store((dir.path() / "idx").string());
   const std::string path = dir.write("damaged.bz2", bad).string();
-  const index::Obtained o = obtain_guarded(path, store, 1);
-  ASSERT_TRUE(o.ok) << o.error;
-  EXPECT_TRUE(o.built);
-  EXPECT_TRUE(o.saved);
-  EXPECT_EQ(o.notes.size(), 4u) << all_notes(o.notes);  // CRC; undecodable and resync; garbage
+  const engine::IndexStatus o = obtain_guarded(path, store, 1);
+  ASSERT_TRUE(o.ready()) << o.error;
+  EXPECT_TRUE(o.origin.built);
+  EXPECT_TRUE(o.origin.saved);
+  EXPECT_EQ(o.origin.notes.size(), 4u) << all_notes(o.origin.notes);  // CRC; undecodable and resync; garbage
   EXPECT_TRUE(o.index->blocks[2].crc_mismatch());
   EXPECT_TRUE(o.index->blocks[4].undecodable());
   EXPECT_EQ(o.index->damaged_blocks, 2u);
   EXPECT_EQ(o.index->trailing_bytes, tail.size());
   // The damage survives the round trip through the index file.
-  const index::Obtained again = obtain_guarded(path, store, 1);
-  ASSERT_TRUE(again.ok);
-  EXPECT_FALSE(again.built);
+  const engine::IndexStatus again = obtain_guarded(path, store, 1);
+  ASSERT_TRUE(again.ready());
+  EXPECT_FALSE(again.origin.built);
   EXPECT_TRUE(same_index(*again.index, *o.index));
 }
 

@@ -88,11 +88,22 @@ const std::vector<Variant>& corpus() {
 
 // ---- builds -----------------------------------------------------------------------------------
 
+void drive_builder(index::IndexBuilder& builder) {
+  bz2::BlockDecoder decoder;
+  bz2::ByteBuffer scratch;
+  for (;;) {
+    const index::IndexBuilder::Step s = builder.step(decoder, scratch);
+    if (s == index::IndexBuilder::Step::kFinished) return;
+    // Others are decoding what resolution waits for (or a sink is full): let them run.
+    if (s == index::IndexBuilder::Step::kIdle) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
 index::BuildResult build_guarded(std::span<const uint8_t> data, unsigned threads, size_t window) {
   threads = std::max(1u, threads);
   index::IndexBuilder builder(data, window ? window : 4 * size_t{threads});
   std::vector<std::thread> workers;
-  for (unsigned i = 0; i < threads; ++i) workers.emplace_back([&builder] { builder.work(); });
+  for (unsigned i = 0; i < threads; ++i) workers.emplace_back([&builder] { drive_builder(builder); });
   if (!builder.wait_finished(kBuildTimeout)) {
     std::fprintf(stderr, "FATAL: the index build of a %zu-byte file on %u threads (window %zu) did not finish in %lld s\n",
                  data.size(), threads, window, static_cast<long long>(kBuildTimeout.count()));
@@ -101,24 +112,6 @@ index::BuildResult build_guarded(std::span<const uint8_t> data, unsigned threads
   }
   for (auto& t : workers) t.join();
   return builder.take_result();
-}
-
-index::Obtained obtain_guarded(const std::string& path, index::IndexStore& store, unsigned threads,
-                               bool force_rebuild) {
-  index::ObtainOptions options;
-  options.threads = threads;
-  options.force_rebuild = force_rebuild;
-  std::promise<index::Obtained> promise;
-  std::future<index::Obtained> result = promise.get_future();
-  std::thread t([&] { promise.set_value(index::obtain_index(path, store, options)); });
-  if (result.wait_for(kBuildTimeout) != std::future_status::ready) {
-    std::fprintf(stderr, "FATAL: obtain_index(%s) did not finish in %lld s\n", path.c_str(),
-                 static_cast<long long>(kBuildTimeout.count()));
-    std::fflush(stderr);
-    std::abort();
-  }
-  t.join();
-  return result.get();
 }
 
 // ---- checks -----------------------------------------------------------------------------------

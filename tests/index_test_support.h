@@ -18,7 +18,6 @@
 #include "bz2/block_decoder.h"
 #include "index/block_index.h"
 #include "index/index_builder.h"
-#include "index/index_loader.h"
 #include "index/index_store.h"
 #include "test_support.h"
 
@@ -61,13 +60,13 @@ const std::vector<Variant>& corpus();
 
 inline constexpr std::chrono::seconds kBuildTimeout{kSanitized ? 600 : 120};
 
+// Steps `builder` on the calling thread until it finishes (a kIdle step yields to the others).
+// The tests' own driver: the catalog drives builds on the decoder pool.
+void drive_builder(index::IndexBuilder& builder);
+
 // IndexBuilder on `threads` threads with the given window (0: 4 per thread). If the build does not
 // finish in time the test program aborts with a message: a hung build must not hang the suite.
 index::BuildResult build_guarded(std::span<const uint8_t> data, unsigned threads, size_t window = 0);
-
-// obtain_index with the same watchdog.
-index::Obtained obtain_guarded(const std::string& path, index::IndexStore& store, unsigned threads,
-                               bool force_rebuild = false);
 
 // ---- checks -----------------------------------------------------------------------------------
 

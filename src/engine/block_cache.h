@@ -85,6 +85,8 @@ class BlockCache {
   Shard shards_[kShards];
   std::atomic<uint64_t> tick_{0};
   std::atomic<uint64_t> resident_{0};
+  // Lock order: admission_mu_ -> one shard's mu at a time (eviction looks at the shards one by
+  // one). Lookups take a shard's mu alone. No block is freed under a shard lock.
   std::mutex admission_mu_;  // serialises insert/evict; never held by lookups
 };
 

@@ -46,7 +46,7 @@ class DecoderPool {
  private:
   void run(unsigned id);
 
-  mutable std::mutex mu_;
+  mutable std::mutex mu_;  // a leaf lock: nothing else is taken under it, and no job runs under it
   std::condition_variable work_available_;  // workers wait here, with mu_ released
   std::deque<Job> queues_[3];               // guarded by mu_
   bool stopping_ = false;                   // guarded by mu_

@@ -1,14 +1,10 @@
 #include "engine/engine.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 #include "engine/reader.h"
-#include "index/index_store.h"
 
 namespace mibz2::engine {
 
@@ -39,20 +35,11 @@ ReadAheadLimits Engine::readahead_limits() const {
   return l;
 }
 
-std::shared_ptr<Reader> Engine::open(uint64_t file_id, const std::string& path,
+std::shared_ptr<Reader> Engine::open(uint64_t file_id, const std::string& path, int fd,
+                                     const index::SourceIdentity& opened,
                                      std::shared_ptr<const index::BlockIndex> index, std::string* error) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *error = std::strerror(errno);
-    return nullptr;
-  }
   // Never serve old bytes for a new file: the file opened must be the one indexed.
-  index::SourceIdentity id;
-  if (!index::identify_source(fd, &id, error)) {
-    close(fd);
-    return nullptr;
-  }
-  if (!(id == index->source)) {
+  if (!(opened == index->source)) {
     close(fd);
     *error = "the file changed since it was indexed";
     return nullptr;

@@ -33,10 +33,12 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Opens a Reader for `path` with its index. `file_id` keys the file's blocks in the cache: reuse
-  // it when the same unchanged file is opened again, so the cache carries over. Fails (with
-  // *error) when the file cannot be opened or is no longer the file the index describes.
-  std::shared_ptr<Reader> open(uint64_t file_id, const std::string& path,
+  // A Reader over the open source `fd` (taken over: closed when the Reader goes, or here on
+  // failure) whose identity, read from that descriptor, is `opened`; `path` names it in messages.
+  // `file_id` keys the file's blocks in the cache: reuse it when the same unchanged file is opened
+  // again, so the cache carries over. Fails (with *error) when the file is not the file the index
+  // describes. Catalog::open is the way files are opened; this is the step it ends with.
+  std::shared_ptr<Reader> open(uint64_t file_id, const std::string& path, int fd, const index::SourceIdentity& opened,
                                std::shared_ptr<const index::BlockIndex> index, std::string* error);
   // Forgets a file's cached blocks (the file changed).
   void forget(uint64_t file_id) { cache_.erase_file(file_id); }

@@ -78,6 +78,10 @@ class Reader : public std::enable_shared_from_this<Reader> {
   const int fd_;
   const std::shared_ptr<const index::BlockIndex> index_;
 
+  // Lock order (each line: held while taking the next ones, never the reverse):
+  //   inflight_mu_  ->  a BlockCache shard mutex (the re-check under the slow path)
+  //   readahead_mu_, damage_mu_: leaves, taken alone.
+  // No lock here is held across a decode, a source read or a pool submit.
   std::mutex inflight_mu_;  // the slow path: guards inflight_
   std::unordered_map<uint64_t, std::shared_ptr<InFlight>> inflight_;
 

@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fs/source_directory.h"
+#include "fs/source_tree.h"
 #include "engine/reader.h"
 
 namespace mibz2::fs {
@@ -64,13 +65,23 @@ struct Filesystem::DirHandle {
   std::shared_ptr<const std::vector<ShownEntry>> entries;
 };
 
-Filesystem::Filesystem(const MountOptions& options)
-    : options_(options), store_(options.index_dir), inodes_(options.source) {
+namespace {
+
+engine::EngineOptions engine_options(const MountOptions& options) {
   engine::EngineOptions eo;
   eo.threads = options.threads;
   eo.cache_bytes = options.cache_bytes;
-  engine_ = std::make_unique<engine::Engine>(eo);
-  indexer_ = std::make_unique<Indexer>(*engine_, store_);
+  return eo;
+}
+
+}  // namespace
+
+Filesystem::Filesystem(const MountOptions& options)
+    : options_(options),
+      store_(options.index_dir),
+      engine_(std::make_unique<engine::Engine>(engine_options(options))),
+      catalog_(std::make_unique<engine::Catalog>(*engine_, store_)),
+      inodes_(options.source, *catalog_) {
   watcher_ = std::thread([this] { watch_session(); });
 }
 
@@ -82,11 +93,12 @@ Filesystem::~Filesystem() {
   watch_cv_.notify_all();
   if (walker_.joinable()) walker_.join();
   watcher_.join();
-  indexer_.reset();
+  catalog_->shutdown();
   // Handles the kernel never released (the session ended with files still open).
   for (FileHandle* h : open_files_) delete h;
   for (DirHandle* h : open_dirs_) delete h;
   spdlog::info("unmounted {}; engine counters: {}", options_.mountpoint, engine_->stats().summary());
+  catalog_.reset();
   engine_.reset();
 }
 
@@ -95,24 +107,12 @@ void Filesystem::start_tree_walk() {
 }
 
 void Filesystem::walk_tree() {
-  std::deque<Node*> dirs{&inodes_.root()};
   size_t files = 0;
-  while (!dirs.empty() && !stopping_) {
-    Node* dir = dirs.front();
-    dirs.pop_front();
-    std::shared_ptr<const std::vector<ShownEntry>> entries;
-    if (listing(*dir, &entries) != 0) continue;
-    for (const ShownEntry& e : *entries) {
-      if (stopping_) return;
-      if (e.type == SourceEntry::Type::kDirectory) {
-        dirs.push_back(&node_for(*dir, e));
-      } else if (e.decompressed && e.type == SourceEntry::Type::kRegular) {
-        indexer_->ensure(node_for(*dir, e).compressed, /*urgent=*/false);
-        ++files;
-      }
-    }
-  }
-  spdlog::info("found {} compressed files under {}; {} still to index", files, options_.source, indexer_->pending());
+  for_each_decompressed_file(options_.source, [this] { return stopping_.load(); }, [&](const std::string& path) {
+    catalog_->prepare(inodes_.get_or_create(path, NodeKind::kDecompressed).file, engine::Catalog::Need::kSoon);
+    ++files;
+  });
+  spdlog::info("found {} compressed files under {}; {} still to index", files, options_.source, catalog_->pending());
 }
 
 // --- directory listings ---
@@ -174,19 +174,18 @@ int Filesystem::attributes(Node& node, struct stat* st, bool wait, bool* final) 
   }
   if (node.kind != NodeKind::kDecompressed) return 0;
   if (!S_ISREG(st->st_mode)) return ENOENT;  // the path holds something else now
-  const auto& file = node.compressed;
-  indexer_->refresh_if_changed(file);
+  const engine::FileRef& file = node.file;
+  catalog_->refresh(file);
   uint64_t size = 0;
   if (wait) {
-    if (!indexer_->wait_ready(file)) return EIO;  // no index: no size to show, and no bytes
-    std::lock_guard lk(file->mu);
-    size = file->index->decompressed_size;
+    if (!catalog_->wait(file)) return EIO;  // no index: no size to show, and no bytes
+    size = catalog_->status(file).index->decompressed_size;
   } else {
     // A lookup does not need the size: when the index is not ready it answers with attributes
     // the kernel must not keep (timeout 0), so the stat that follows asks getattr, which waits.
-    indexer_->ensure(file, /*urgent=*/true);
-    std::lock_guard lk(file->mu);
-    if (file->state == CompressedFile::State::kReady) size = file->index->decompressed_size;
+    catalog_->prepare(file, engine::Catalog::Need::kNow);
+    const engine::IndexStatus status = catalog_->status(file);
+    if (status.ready()) size = status.index->decompressed_size;
     else *final = false;
   }
   st->st_size = static_cast<off_t>(size);
@@ -404,35 +403,10 @@ void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     }
     changed = content_changed(*node, index::SourceIdentity::from_stat(st));
   } else {
-    const auto& file = node->compressed;
-    // A source replaced between our check and our open is caught by Engine::open, which compares
-    // the opened file with the index; then check and index again.
-    for (int attempt = 0; attempt < 3 && !handle->reader; ++attempt) {
-      indexer_->refresh_if_changed(file);
-      if (!indexer_->wait_ready(file)) {
-        std::lock_guard lk(file->mu);
-        spdlog::warn("{}: cannot open: {}", file->source(), file->error);
-        break;
-      }
-      std::shared_ptr<const index::BlockIndex> idx;
-      uint64_t file_id;
-      {
-        std::lock_guard lk(file->mu);
-        handle->reader = file->reader.lock();
-        idx = file->index;
-        file_id = file->file_id;
-      }
-      if (handle->reader || !idx) continue;
-      std::string err;
-      handle->reader = engine_->open(file_id, file->source(), idx, &err);
-      if (handle->reader) {
-        std::lock_guard lk(file->mu);
-        if (file->file_id == file_id) file->reader = handle->reader;
-      } else {
-        spdlog::debug("{}: open: {}", file->source(), err);
-      }
-    }
+    std::string error;
+    handle->reader = catalog_->open(node->file, &error);
     if (!handle->reader) {
+      spdlog::warn("{}: cannot open: {}", node->source, error);
       fuse_reply_err(req, EIO);
       return;
     }
@@ -507,31 +481,23 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
     fuse_reply_err(req, node ? ENODATA : ESTALE);
     return;
   }
-  const auto& file = node->compressed;
+  const engine::FileRef& file = node->file;
   if (n == kXattrNames[0]) {
     struct stat st;
-    if (lstat(file->source().c_str(), &st) != 0) {
+    if (lstat(file->path().c_str(), &st) != 0) {
       fuse_reply_err(req, errno);
       return;
     }
     value = std::to_string(st.st_size);
   } else if (n == kXattrNames[2]) {
-    std::lock_guard lk(file->mu);
-    switch (file->state) {
-      case CompressedFile::State::kReady: value = "ready"; break;
-      case CompressedFile::State::kFailed: value = "failed: " + file->error; break;
-      case CompressedFile::State::kBuilding:
-        value = "building " + std::to_string(file->build_total ? 100 * file->build_done / file->build_total : 0) + "%";
-        break;
-      default: value = "queued"; break;
-    }
+    value = catalog_->status(file).describe();
   } else if (n == kXattrNames[1] || n == kXattrNames[3]) {
-    if (!indexer_->wait_ready(file)) {
+    if (!catalog_->wait(file)) {
       fuse_reply_err(req, EIO);
       return;
     }
-    std::lock_guard lk(file->mu);
-    value = std::to_string(n == kXattrNames[1] ? file->index->blocks.size() : file->index->damaged_blocks);
+    const auto idx = catalog_->status(file).index;
+    value = std::to_string(n == kXattrNames[1] ? idx->blocks.size() : idx->damaged_blocks);
   } else {
     fuse_reply_err(req, ENODATA);
     return;
@@ -577,7 +543,7 @@ void Filesystem::watch_session() {
     fuse_session* se = session_.load();
     if (se && fuse_session_exited(se)) {
       lk.unlock();
-      indexer_->shutdown();
+      catalog_->shutdown();
       return;
     }
   }

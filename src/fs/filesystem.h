@@ -14,7 +14,7 @@
 #include <unordered_set>
 
 #include "engine/engine.h"
-#include "fs/indexer.h"
+#include "engine/catalog.h"
 #include "fs/inode_table.h"
 #include "fs/mount_options.h"
 #include "index/index_store.h"
@@ -24,7 +24,7 @@ namespace mibz2::fs {
 class Filesystem {
  public:
   explicit Filesystem(const MountOptions& options);
-  ~Filesystem();  // stops the tree walk, the indexer and the pool
+  ~Filesystem();  // stops the tree walk, the catalog's builds and the pool
   Filesystem(const Filesystem&) = delete;
   Filesystem& operator=(const Filesystem&) = delete;
 
@@ -34,9 +34,6 @@ class Filesystem {
   // Walks the tree in the background and queues every compressed file for indexing.
   void start_tree_walk();
   void set_session(fuse_session* se) { session_ = se; }  // before the loop starts
-
-  engine::Engine& engine() { return *engine_; }
-  Indexer& indexer() { return *indexer_; }
 
   // --- operations (public for the C callbacks) ---
   void init(fuse_conn_info* conn);
@@ -80,15 +77,15 @@ class Filesystem {
   MountOptions options_;
   index::IndexStore store_;
   std::unique_ptr<engine::Engine> engine_;
-  std::unique_ptr<Indexer> indexer_;
+  std::unique_ptr<engine::Catalog> catalog_;  // every decompressed file's index life
   InodeTable inodes_;
   std::atomic<fuse_session*> session_{nullptr};  // set by main after the notifier started
   std::thread walker_;
   std::atomic<bool> stopping_{false};
-  std::mutex watch_mu_;  // with watch_cv_, lets the destructor wake the session watcher
+  std::mutex watch_mu_;  // a leaf lock; with watch_cv_, lets the destructor wake the session watcher
   std::condition_variable watch_cv_;
   std::thread watcher_;
-  std::mutex handles_mu_;  // guards the two sets: open handles, freed at unmount if never released
+  std::mutex handles_mu_;  // a leaf lock: guards the two sets: open handles, freed at unmount if never released
   std::unordered_set<FileHandle*> open_files_;
   std::unordered_set<DirHandle*> open_dirs_;
   double timeout_ = 3600.0;  // attribute and entry cache time: the mirror does not change under us

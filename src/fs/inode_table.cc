@@ -2,7 +2,7 @@
 
 namespace mibz2::fs {
 
-InodeTable::InodeTable(std::string source_root) {
+InodeTable::InodeTable(std::string source_root, engine::Catalog& catalog) : catalog_(catalog) {
   by_ino_.resize(FUSE_ROOT_ID + 1);
   auto root = std::make_unique<Node>();
   root->ino = FUSE_ROOT_ID;
@@ -24,7 +24,7 @@ Node& InodeTable::get_or_create(const std::string& source, NodeKind kind) {
   node->ino = by_ino_.size();
   node->kind = kind;
   node->source = source;
-  if (kind == NodeKind::kDecompressed) node->compressed = std::make_shared<CompressedFile>(source);
+  if (kind == NodeKind::kDecompressed) node->file = catalog_.add(source);
   Node& ref = *node;
   by_source_[source] = node->ino;
   by_ino_.push_back(std::move(node));

@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "fs/compressed_file.h"
+#include "engine/catalog.h"
 #include "fs/name_mapping.h"
 
 namespace mibz2::fs {
@@ -22,28 +22,29 @@ namespace mibz2::fs {
 // kLinkToDecompressed: a symlink to a compressed file, shown pointing to its decompressed name.
 enum class NodeKind { kDirectory, kRegular, kSymlink, kDecompressed, kLinkToDecompressed };
 
-// kind, source and compressed are fixed when the node is made.
+// kind, source and file are fixed when the node is made.
 struct Node {
   fuse_ino_t ino = 0;
   NodeKind kind = NodeKind::kRegular;
   std::string source;                       // absolute path in the source tree
   std::atomic<uint64_t> lookups{0};
-  std::shared_ptr<CompressedFile> compressed;  // kDecompressed only
+  engine::FileRef file;                      // kDecompressed only: its entry in the catalog
 
   // What the kernel was last given at an open (to tell whether its page cache is still valid).
-  std::mutex seen_mu;
+  std::mutex seen_mu;  // a leaf lock
   bool seen_by_kernel = false;            // guarded by seen_mu
   index::SourceIdentity seen_identity;    // guarded by seen_mu
 
   // Directories: the mirrored listing, rebuilt when the source directory's mtime changes.
-  std::mutex listing_mu;
+  std::mutex listing_mu;  // a leaf lock, never held while a directory is read
   uint64_t listing_mtime_ns = UINT64_MAX;   // guarded by listing_mu
   std::shared_ptr<const std::vector<ShownEntry>> listing;  // guarded by listing_mu
 };
 
 class InodeTable {
  public:
-  explicit InodeTable(std::string source_root);
+  // Decompressed files' nodes get their entries from `catalog`.
+  InodeTable(std::string source_root, engine::Catalog& catalog);
 
   // The node for a source path shown as `kind`, created on first sight. A path whose kind
   // changed (a file replaced by a directory) gets a new node; the old number stays valid.
@@ -54,7 +55,8 @@ class InodeTable {
   size_t size() const;
 
  private:
-  mutable std::mutex mu_;  // guards both maps; never held across I/O
+  engine::Catalog& catalog_;
+  mutable std::mutex mu_;  // a leaf lock: guards both maps; never held across I/O
   std::vector<std::unique_ptr<Node>> by_ino_;  // index = ino (0 unused)
   std::unordered_map<std::string, fuse_ino_t> by_source_;
 };

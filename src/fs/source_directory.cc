@@ -8,23 +8,20 @@
 #include <cerrno>
 #include <cstring>
 
-#include "bz2/stream_parser.h"
+#include "engine/catalog.h"
 
 namespace mibz2::fs {
 namespace {
 
-// True if the entry is (or, with follow, leads to) a regular file that starts with a bzip2 stream
-// header ("BZh1".."BZh9").
+// True if the entry is (or, with follow, leads to) a regular file whose content the catalog can
+// show decompressed.
 bool starts_like_bzip2(int dirfd, const char* name, bool follow) {
   const int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW));
   if (fd < 0) return false;
   struct stat st;
-  uint8_t head[4];
-  const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  const ssize_t n = regular ? pread(fd, head, sizeof head, 0) : 0;
+  const bool yes = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && engine::Catalog::starts_like_bzip2(fd);
   close(fd);
-  int level;
-  return n == 4 && bz2::classify_stream_start({head, 4}, 0, &level) == bz2::StreamStart::kStream;
+  return yes;
 }
 
 // A symlink is shown like the file it points to (decompressed) only when its target is relative,

@@ -26,9 +26,11 @@
 #include <vector>
 
 #include "bz2/block_decoder.h"
+#include "engine/catalog.h"
 #include "engine/engine.h"
 #include "engine/reader.h"
-#include "index/index_loader.h"
+#include "io/paths.h"
+#include "tools/index_access.h"
 #include "io/fd_io.h"
 
 namespace {
@@ -80,10 +82,11 @@ int main(int argc, char** argv) {
   if (path.empty()) return fail("usage: mibz2-bench-engine FILE.bz2 [--index-dir DIR] [--threads N] [--samples N] [--seconds S]");
 
   mibz2::index::IndexStore store(index_dir);
-  mibz2::index::ObtainOptions oo;
-  oo.threads = threads;
-  const auto got = mibz2::index::obtain_index(path, store, oo);
-  if (!got.ok) return fail(path + ": " + got.error);
+  const mibz2::engine::IndexStatus got = [&] {
+    mibz2::tools::IndexAccess access("mibz2-bench-engine", threads, index_dir);
+    return access.obtain(access.file(path), path, false, true);
+  }();
+  if (!got.ready()) return 1;  // obtain() said why
   const auto& idx = *got.index;
   const uint64_t size = idx.decompressed_size;
   if (size < 4096 || idx.blocks.empty()) return fail("file too small to benchmark");
@@ -131,8 +134,9 @@ int main(int argc, char** argv) {
     mibz2::engine::EngineOptions eo;
     eo.threads = threads;
     mibz2::engine::Engine eng(eo);
+    mibz2::engine::Catalog catalog(eng, store);
     std::string err;
-    auto reader = eng.open(1, path, got.index, &err);
+    auto reader = catalog.open(catalog.add(mibz2::io::absolute_path(path)), &err);
     if (!reader) return fail(err);
     std::vector<uint8_t> buf(4096);
     for (uint64_t o : offsets) {
@@ -159,8 +163,9 @@ int main(int argc, char** argv) {
     eo.threads = threads;
     eo.cache_bytes = whole ? size + (size / 8) + (64u << 20) : std::max<uint64_t>(size / 8, 16u << 20);
     mibz2::engine::Engine eng(eo);
+    mibz2::engine::Catalog catalog(eng, store);
     std::string err;
-    auto reader = eng.open(1, path, got.index, &err);
+    auto reader = catalog.open(catalog.add(mibz2::io::absolute_path(path)), &err);
     if (!reader) return fail(err);
     if (whole) {  // warm everything first
       std::vector<uint8_t> buf(4 << 20);

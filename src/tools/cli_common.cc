@@ -14,8 +14,6 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-bool warned_unwritable = false;
-
 }  // namespace
 
 std::optional<uint64_t> parse_size(const std::string& text) {
@@ -91,28 +89,6 @@ void Progress::finish() {
     std::fflush(stderr);
     drawn_ = false;
   }
-}
-
-index::Obtained get_index(const std::string& path, index::IndexStore& store, unsigned threads, bool force_rebuild,
-                          bool quiet_notes) {
-  Progress progress("indexing " + path);
-  index::ObtainOptions opt;
-  opt.threads = threads;
-  opt.force_rebuild = force_rebuild;
-  opt.progress = [&](uint64_t done, uint64_t total) { progress.update(done, total); };
-  index::Obtained got = index::obtain_index(path, store, opt);
-  progress.finish();
-  if (!got.not_loaded_reason.empty() && got.built)
-    std::fprintf(stderr, "mibz2: %s: stored index not used, rebuilt: %s\n", path.c_str(), got.not_loaded_reason.c_str());
-  if (!quiet_notes)
-    for (const std::string& n : got.notes) std::fprintf(stderr, "mibz2: %s: %s\n", path.c_str(), n.c_str());
-  if (!got.ok) {
-    std::fprintf(stderr, "mibz2: %s: %s\n", path.c_str(), got.error.c_str());
-  } else if (got.built && !got.saved && !warned_unwritable) {
-    warned_unwritable = true;
-    std::fprintf(stderr, "mibz2: index not saved (%s); keeping it in memory only\n", got.save_error.c_str());
-  }
-  return got;
 }
 
 }  // namespace mibz2::tools

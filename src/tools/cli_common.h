@@ -1,11 +1,10 @@
-// Pieces shared by the mibz2 subcommands: option values, sizes, progress display, index access.
+// Pieces shared by the programs' command lines: option values, sizes, progress display.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
-#include "index/index_loader.h"
 
 namespace mibz2::tools {
 
@@ -31,10 +30,5 @@ class Progress {
   bool drawn_ = false;
   double start_;
 };
-
-// Loads or builds the index of `path`, with a progress bar while building, warnings for a stale or
-// damaged index file and for an unwritable index directory. Prints errors itself.
-index::Obtained get_index(const std::string& path, index::IndexStore& store, unsigned threads, bool force_rebuild,
-                          bool quiet_notes);
 
 }  // namespace mibz2::tools

@@ -17,14 +17,13 @@
 #include "io/mapped_file.h"
 #include "engine/engine.h"
 #include "engine/reader.h"
-#include "index/index_loader.h"
+#include "engine/catalog.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
+#include "tools/index_access.h"
 
 namespace mibz2::tools {
 namespace {
-
-uint64_t next_file_id = 1;
 
 void cat_usage(FILE* out) {
   std::fprintf(out,
@@ -87,19 +86,21 @@ int check_tail(const char* path, const index::BlockIndex& idx) {
 
 // A whole file with no current index: decoded in parallel in one pass, in order, storing the
 // index found on the way (so the next cat, range or mount of it starts at once).
-int cat_streaming(const char* path, index::IndexStore& store, unsigned threads) {
+int cat_streaming(const char* path, IndexAccess& access, const engine::FileRef& file) {
   int write_errno = 0;
   std::string damage;
-  bool stopped = false;
-  const index::Obtained got = index::decode_and_index(path, store, threads, [&](const index::StreamedBlock& b) {
+  access.catalog().stream(file, [&](const index::BlockStream::Block& b) {
     if (b.damaged) {
-      damage = "block " + std::to_string(b.block) + " is damaged: its bytes cannot be read";
+      damage = "block " + std::to_string(b.number) + " is damaged: its bytes cannot be read";
       return false;
     }
-    write_errno = io::write_all(STDOUT_FILENO, b.data, b.size);
+    write_errno = io::write_all(STDOUT_FILENO, b.bytes.data(), b.bytes.size());
     return write_errno == 0;
-  }, &stopped);
-  for (const std::string& n : got.notes) std::fprintf(stderr, "mibz2: %s: %s\n", path, n.c_str());
+  });
+  const engine::IndexStatus got = access.catalog().status(file);
+  const bool stopped = write_errno || !damage.empty();
+  if (!stopped)
+    for (const std::string& n : got.origin.notes) std::fprintf(stderr, "mibz2: %s: %s\n", path, n.c_str());
   if (write_errno) {
     std::fprintf(stderr, "mibz2: writing output: %s\n", std::strerror(write_errno));
     return kExitUsage;
@@ -108,7 +109,7 @@ int cat_streaming(const char* path, index::IndexStore& store, unsigned threads) 
     std::fprintf(stderr, "mibz2: %s: %s (run 'mibz2 info %s' for all the damage)\n", path, damage.c_str(), path);
     return kExitDataError;
   }
-  if (!got.ok) {
+  if (!got.ready()) {
     std::fprintf(stderr, "mibz2: %s: %s\n", path, got.error.c_str());
     return kExitDataError;
   }
@@ -116,13 +117,10 @@ int cat_streaming(const char* path, index::IndexStore& store, unsigned threads) 
 }
 
 // Through the engine: the index (built if missing), the decoder pool and read-ahead.
-// `got`: the index if the caller already has it (else it is loaded or built here).
-int cat_engine(const char* path, index::IndexStore& store, engine::Engine& eng, uint64_t offset, uint64_t length,
-               index::Obtained got) {
-  if (!got.ok) got = get_index(path, store, eng.pool().threads(), false, false);
-  if (!got.ok) return kExitDataError;
+int cat_engine(const char* path, IndexAccess& access, const engine::FileRef& file, uint64_t offset, uint64_t length) {
+  if (!access.obtain(file, path, false, false).ready()) return kExitDataError;
   std::string err;
-  const std::shared_ptr<engine::Reader> reader = eng.open(next_file_id++, path, got.index, &err);
+  const std::shared_ptr<engine::Reader> reader = access.catalog().open(file, &err);
   if (!reader) {
     std::fprintf(stderr, "mibz2: %s: %s\n", path, err.c_str());
     return kExitUsage;
@@ -194,23 +192,21 @@ int cmd_cat(int argc, char** argv) {
   const bool whole = !offset && !length;
   const bool streaming = threads == 1 && whole;
   bz2::BlockDecoder decoder;
-  index::IndexStore store(index_dir);
-  std::unique_ptr<engine::Engine> eng;
-  if (!streaming) {
-    engine::EngineOptions opt;
-    opt.threads = threads;
-    // One pass over the data needs the cache only to hold what is decoded ahead of the writer.
-    opt.cache_bytes = std::min<uint64_t>(engine::default_cache_bytes(), uint64_t{256} << 20);
-    eng = std::make_unique<engine::Engine>(opt);
-  }
+  std::unique_ptr<IndexAccess> access;
+  // One pass over the data needs the cache only to hold what is decoded ahead of the writer.
+  if (!streaming)
+    access = std::make_unique<IndexAccess>("mibz2", threads, index_dir,
+                                           std::min<uint64_t>(engine::default_cache_bytes(), uint64_t{256} << 20));
   int status = kExitOk;
   for (int i = optind; i < argc; ++i) {
     int s;
-    index::Obtained current;
-    if (!streaming && whole) current = index::load_if_current(argv[i], store);
-    if (streaming) s = cat_one(argv[i], decoder);
-    else if (whole && !current.ok) s = cat_streaming(argv[i], store, threads);
-    else s = cat_engine(argv[i], store, *eng, offset.value_or(0), length.value_or(UINT64_MAX), std::move(current));
+    if (streaming) {
+      s = cat_one(argv[i], decoder);
+    } else {
+      const engine::FileRef file = access->file(argv[i]);
+      if (whole && !access->catalog().load_if_current(file)) s = cat_streaming(argv[i], *access, file);
+      else s = cat_engine(argv[i], *access, file, offset.value_or(0), length.value_or(UINT64_MAX));
+    }
     if (s != kExitOk) status = s;
     if (s == kExitDataError || s == kExitUsage) break;  // like bzip2 -dc: stop at the first bad file
   }

@@ -7,6 +7,7 @@
 
 #include "tools/cli_common.h"
 #include "tools/commands.h"
+#include "tools/index_access.h"
 
 namespace mibz2::tools {
 namespace {
@@ -51,27 +52,29 @@ int cmd_index(int argc, char** argv) {
     index_usage(stderr);
     return kExitUsage;
   }
-  index::IndexStore store(index_dir);
+  IndexAccess access("mibz2", threads, index_dir);
   int status = kExitOk;
   for (int i = optind; i < argc; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    const index::Obtained got = get_index(argv[i], store, threads, force, false);
+    const engine::IndexStatus got = access.obtain(access.file(argv[i]), argv[i], force, false);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!got.ok) {
+    if (!got.ready()) {
       status = kExitDataError;
       continue;
     }
     const index::BlockIndex& idx = *got.index;
+    const engine::IndexOrigin& origin = got.origin;
     std::printf("%s: %zu blocks in %llu stream%s, %s -> %s", argv[i], idx.blocks.size(),
                 static_cast<unsigned long long>(idx.stream_count), idx.stream_count == 1 ? "" : "s",
                 human_bytes(idx.source.size).c_str(), human_bytes(idx.decompressed_size).c_str());
-    if (got.built)
+    if (origin.built)
       std::printf(", indexed in %.2f s (%.0f MB/s compressed)", secs, secs > 0 ? static_cast<double>(idx.source.size) / secs / 1e6 : 0.0);
     else
       std::printf(", index current");
     if (idx.damaged_blocks) std::printf(", %u damaged block%s", idx.damaged_blocks, idx.damaged_blocks == 1 ? "" : "s");
     if (idx.truncated_at_bit) std::printf(", truncated");
-    std::printf("%s%s\n", got.saved || !got.built ? ", index " : "", got.saved || !got.built ? got.index_path.c_str() : "");
+    const bool stored = origin.saved || !origin.built;
+    std::printf("%s%s\n", stored ? ", index " : "", stored ? origin.index_path.c_str() : "");
   }
   return status;
 }

@@ -6,6 +6,7 @@
 
 #include "tools/cli_common.h"
 #include "tools/commands.h"
+#include "tools/index_access.h"
 
 namespace mibz2::tools {
 namespace {
@@ -38,12 +39,12 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
-const char* index_state(const index::Obtained& got) {
-  if (!got.built) return "current";
-  return got.saved ? "built now" : "built now, in memory only (not saved)";
+const char* index_state(const engine::IndexOrigin& origin) {
+  if (!origin.built) return "current";
+  return origin.saved ? "built now" : "built now, in memory only (not saved)";
 }
 
-void print_text(const std::string& path, const index::Obtained& got) {
+void print_text(const std::string& path, const engine::IndexStatus& got) {
   const index::BlockIndex& idx = *got.index;
   std::printf("file:               %s\n", path.c_str());
   std::printf("compressed size:    %llu (%s)\n", static_cast<unsigned long long>(idx.source.size), human_bytes(idx.source.size).c_str());
@@ -64,10 +65,11 @@ void print_text(const std::string& path, const index::Obtained& got) {
     std::printf("truncated:          yes, the file ends inside a block at bit %llu\n",
                 static_cast<unsigned long long>(idx.truncated_at_bit));
   if (idx.trailing_bytes) std::printf("trailing garbage:   %llu bytes (ignored)\n", static_cast<unsigned long long>(idx.trailing_bytes));
-  std::printf("index:              %s (%s)\n", got.index_path.empty() ? "(none)" : got.index_path.c_str(), index_state(got));
+  std::printf("index:              %s (%s)\n", got.origin.index_path.empty() ? "(none)" : got.origin.index_path.c_str(),
+              index_state(got.origin));
 }
 
-void print_json(const std::string& path, const index::Obtained& got) {
+void print_json(const std::string& path, const engine::IndexStatus& got) {
   const index::BlockIndex& idx = *got.index;
   std::printf("{\"file\":%s,\"compressed_size\":%llu,\"decompressed_size\":%llu,\"streams\":%llu,\"blocks\":%zu,",
               json_string(path).c_str(), static_cast<unsigned long long>(idx.source.size),
@@ -88,8 +90,8 @@ void print_json(const std::string& path, const index::Obtained& got) {
               (idx.flags & index::BlockIndex::kHasUndecodable) ? "true" : "false",
               (idx.flags & index::BlockIndex::kStreamCrcMismatch) ? "true" : "false",
               static_cast<unsigned long long>(idx.truncated_at_bit), static_cast<unsigned long long>(idx.trailing_bytes));
-  std::printf("\"index\":{\"path\":%s,\"state\":%s}}\n", json_string(got.index_path).c_str(),
-              json_string(index_state(got)).c_str());
+  std::printf("\"index\":{\"path\":%s,\"state\":%s}}\n", json_string(got.origin.index_path).c_str(),
+              json_string(index_state(got.origin)).c_str());
 }
 
 }  // namespace
@@ -120,11 +122,11 @@ int cmd_info(int argc, char** argv) {
     info_usage(stderr);
     return kExitUsage;
   }
-  index::IndexStore store(index_dir);
+  IndexAccess access("mibz2", threads, index_dir);
   int status = kExitOk;
   for (int i = optind; i < argc; ++i) {
-    const index::Obtained got = get_index(argv[i], store, threads, false, true);
-    if (!got.ok) {
+    const engine::IndexStatus got = access.obtain(access.file(argv[i]), argv[i], false, true);
+    if (!got.ready()) {
       status = kExitDataError;
       continue;
     }

@@ -6,6 +6,7 @@
 
 #include "tools/cli_common.h"
 #include "tools/commands.h"
+#include "tools/index_access.h"
 
 namespace mibz2::tools {
 namespace {
@@ -47,12 +48,12 @@ int cmd_verify(int argc, char** argv) {
     verify_usage(stderr);
     return kExitUsage;
   }
-  index::IndexStore store(index_dir);
+  IndexAccess access("mibz2", threads, index_dir);
   int status = kExitOk;
   for (int i = optind; i < argc; ++i) {
     // A fresh build is a full decode with every CRC checked; its notes list the damage.
-    const index::Obtained got = get_index(argv[i], store, threads, /*force_rebuild=*/true, /*quiet_notes=*/false);
-    if (!got.ok) {
+    const engine::IndexStatus got = access.obtain(access.file(argv[i]), argv[i], /*rebuild=*/true, /*quiet_notes=*/false);
+    if (!got.ready()) {
       status = kExitDataError;
       continue;
     }

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <string_view>
 
+#include <spdlog/spdlog.h>
+
 #include "tools/commands.h"
 #include "version.h"
 
@@ -34,6 +36,9 @@ int usage_error(const char* command, const char* message) {
 
 int main(int argc, char** argv) {
   using namespace mibz2::tools;
+  // The commands report to the user themselves (stderr, in their own words); the engine's log is
+  // for the daemon.
+  spdlog::set_level(spdlog::level::off);
   if (argc < 2) {
     usage(stderr);
     return kExitUsage;

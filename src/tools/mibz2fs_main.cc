@@ -12,10 +12,8 @@
 
 #include "fs/filesystem.h"
 #include "fs/mount_options.h"
-#include "fs/name_mapping.h"
-#include "fs/source_directory.h"
-#include "index/index_loader.h"
-#include "tools/cli_common.h"
+#include "fs/source_tree.h"
+#include "tools/index_access.h"
 
 namespace {
 
@@ -34,29 +32,17 @@ void setup_logging(const MountOptions& o, bool daemonized) {
 }
 
 // -o wait_index: every compressed file indexed before the mount appears, with progress shown.
-bool index_everything(const MountOptions& o) {
+// Indexes that cannot be stored are lost with this catalog: the mount then builds them again.
+void index_everything(const MountOptions& o) {
   std::vector<std::string> files;
-  std::vector<std::string> dirs{o.source};
-  while (!dirs.empty()) {
-    const std::string dir = dirs.back();
-    dirs.pop_back();
-    std::vector<mibz2::fs::SourceEntry> entries;
-    if (mibz2::fs::list_source_directory(dir, &entries) != 0) continue;
-    std::vector<mibz2::fs::NamingNote> notes;
-    for (const auto& e : mibz2::fs::map_directory(std::move(entries), &notes)) {
-      const std::string path = mibz2::fs::child_path(dir, e.source_name);
-      if (e.type == mibz2::fs::SourceEntry::Type::kDirectory) dirs.push_back(path);
-      else if (e.decompressed && e.type == mibz2::fs::SourceEntry::Type::kRegular) files.push_back(path);
-    }
-  }
-  mibz2::index::IndexStore store(o.index_dir);
+  mibz2::fs::for_each_decompressed_file(o.source, [] { return false; },
+                                        [&](const std::string& path) { files.push_back(path); });
+  mibz2::tools::IndexAccess access("mibz2fs", o.threads, o.index_dir);
   for (size_t i = 0; i < files.size(); ++i) {
-    const auto got = mibz2::tools::get_index(files[i], store, o.threads, false, false);
-    if (!got.ok) std::fprintf(stderr, "mibz2fs: %s: cannot index: %s\n", files[i].c_str(), got.error.c_str());
-    else if (got.built)
+    const auto got = access.obtain(access.catalog().add(files[i]), files[i], false, false);
+    if (got.ready() && got.origin.built)
       std::fprintf(stderr, "mibz2fs: [%zu/%zu] indexed %s\n", i + 1, files.size(), files[i].c_str());
   }
-  return true;
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// The one-pass mode of the index builder (decode_and_index, IndexBuilder keep_output): blocks reach
-// the consumer in file order with exactly the original bytes, damaged blocks arrive flagged and
-// empty, the index built on the way equals a plain build and is stored; a consumer that stops, and
+// The one-pass mode of a build (Catalog::stream, IndexBuilder with a BlockStream): blocks reach the
+// consumer in file order with exactly the original bytes, damaged blocks arrive flagged and empty,
+// the index built on the way equals a plain build and is stored; a consumer that stops, and
 // cancel(), end the build at once with nothing stored.
 #include <gtest/gtest.h>
 
@@ -9,13 +9,13 @@
 #include <thread>
 #include <vector>
 
-#include "index_test_support.h"
+#include "catalog_test_support.h"
 
 namespace mibz2::test {
 namespace {
 
 struct Streamed {
-  index::Obtained obtained;
+  engine::IndexStatus obtained;
   bool stopped = false;
   Bytes bytes;                  // the concatenated bytes of undamaged blocks
   std::vector<size_t> numbers;  // block numbers in the order received
@@ -23,31 +23,41 @@ struct Streamed {
   bool damaged_with_bytes = false;
 };
 
-// decode_and_index under a watchdog; the sink stops after `stop_after` blocks if given, and may
+// Catalog::stream under a watchdog; the sink stops after `stop_after` blocks if given, and may
 // dawdle to make the decoders wait for it.
 Streamed stream(const std::string& path, index::IndexStore& store, unsigned threads, size_t stop_after = SIZE_MAX,
                 bool slow_consumer = false) {
   Streamed s;
-  auto sink = [&](const index::StreamedBlock& b) {
-    s.numbers.push_back(b.block);
+  auto sink = [&](const index::BlockStream::Block& b) {
+    s.numbers.push_back(b.number);
     if (b.damaged) {
-      s.damaged.push_back(b.block);
-      if (b.size) s.damaged_with_bytes = true;
+      s.damaged.push_back(b.number);
+      if (b.bytes.size()) s.damaged_with_bytes = true;
     } else {
-      s.bytes.insert(s.bytes.end(), b.data, b.data + b.size);
+      s.bytes.insert(s.bytes.end(), b.bytes.data(), b.bytes.data() + b.bytes.size());
     }
     if (slow_consumer) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    return s.numbers.size() < stop_after;
+    const bool go_on = s.numbers.size() < stop_after;
+    if (!go_on) s.stopped = true;
+    return go_on;
   };
-  std::promise<index::Obtained> done;
-  std::future<index::Obtained> result = done.get_future();
-  std::thread t([&] { done.set_value(index::decode_and_index(path, store, threads, sink, &s.stopped)); });
-  if (result.wait_for(kBuildTimeout) != std::future_status::ready) {
-    std::fprintf(stderr, "FATAL: decode_and_index(%s) did not finish\n", path.c_str());
+  engine::EngineOptions options;
+  options.threads = threads;
+  engine::Engine engine(options);
+  engine::Catalog catalog(engine, store);
+  const engine::FileRef file = catalog.add(io::absolute_path(path));
+  std::promise<void> done;
+  std::future<void> finished = done.get_future();
+  std::thread t([&] {
+    catalog.stream(file, sink);
+    done.set_value();
+  });
+  if (finished.wait_for(kBuildTimeout) != std::future_status::ready) {
+    std::fprintf(stderr, "FATAL: Catalog::stream(%s) did not finish\n", path.c_str());
     std::abort();
   }
   t.join();
-  s.obtained = result.get();
+  s.obtained = catalog.status(file);
   return s;
 }
 
@@ -55,7 +65,7 @@ void expect_in_order(const std::vector<size_t>& numbers) {
   for (size_t i = 0; i < numbers.size(); ++i) ASSERT_EQ(numbers[i], i) << "blocks out of order";
 }
 
-TEST(IndexStreamConcurrent, EveryCorpusShapeStreamsItsBytesInOrder) {
+TEST(CatalogStreamConcurrent, EveryCorpusShapeStreamsItsBytesInOrder) {
   TempDir dir;
   index::IndexStore store((dir.path() / "idx").string());
   size_t n = 0;
@@ -66,10 +76,10 @@ TEST(IndexStreamConcurrent, EveryCorpusShapeStreamsItsBytesInOrder) {
     const std::string path = dir.write(name, v.file).string();
     for (unsigned threads : kSanitized ? std::vector<unsigned>{3} : std::vector<unsigned>{1, 3}) {
       const Streamed s = stream(path, store, threads);
-      ASSERT_TRUE(s.obtained.ok) << s.obtained.error;
+      ASSERT_TRUE(s.obtained.ready()) << s.obtained.error;
       EXPECT_FALSE(s.stopped);
-      EXPECT_TRUE(s.obtained.built);
-      EXPECT_TRUE(s.obtained.saved) << s.obtained.save_error;
+      EXPECT_TRUE(s.obtained.origin.built);
+      EXPECT_TRUE(s.obtained.origin.saved) << s.obtained.origin.save_error;
       EXPECT_TRUE(same_bytes(s.bytes, v.plain));
       expect_in_order(s.numbers);
       EXPECT_TRUE(s.damaged.empty());
@@ -79,15 +89,15 @@ TEST(IndexStreamConcurrent, EveryCorpusShapeStreamsItsBytesInOrder) {
       want.source = s.obtained.index->source;
       EXPECT_TRUE(same_index(*s.obtained.index, want));
       EXPECT_EQ(s.numbers.size(), want.blocks.size());
-      // ... and it was stored: obtain_index now loads it.
-      const index::Obtained loaded = obtain_guarded(path, store, 1);
-      EXPECT_FALSE(loaded.built);
+      // ... and it was stored: the catalog now loads it.
+      const engine::IndexStatus loaded = obtain_guarded(path, store, 1);
+      EXPECT_FALSE(loaded.origin.built);
       EXPECT_TRUE(same_index(*loaded.index, want));
     }
   }
 }
 
-TEST(IndexStreamConcurrent, SlowConsumerHoldsTheDecodersBack) {
+TEST(CatalogStreamConcurrent, SlowConsumerHoldsTheDecodersBack) {
   // Many small blocks, a consumer slower than four decoders: backpressure, not unbounded buffering
   // (observable only as "it finishes with the right bytes" here; ASan would see the memory).
   TempDir dir;
@@ -95,12 +105,12 @@ TEST(IndexStreamConcurrent, SlowConsumerHoldsTheDecodersBack) {
   const Bytes plain = mixed_bytes(scaled(4000000, 1000000), 5);
   const std::string path = dir.write("slow.bz2", libbz2_compress(plain, 1)).string();
   const Streamed s = stream(path, store, 4, SIZE_MAX, /*slow_consumer=*/true);
-  ASSERT_TRUE(s.obtained.ok) << s.obtained.error;
+  ASSERT_TRUE(s.obtained.ready()) << s.obtained.error;
   EXPECT_TRUE(same_bytes(s.bytes, plain));
   expect_in_order(s.numbers);
 }
 
-TEST(IndexStreamConcurrent, DamagedBlocksArriveFlaggedAndEmpty) {
+TEST(CatalogStreamConcurrent, DamagedBlocksArriveFlaggedAndEmpty) {
   const Bytes a = text_bytes(420000, 21), c = text_bytes(250000, 22);
   const Bytes fa = libbz2_compress(a, 1), fc = libbz2_compress(c, 2);
   const Bytes plain = concat({&a, &c});
@@ -117,7 +127,7 @@ TEST(IndexStreamConcurrent, DamagedBlocksArriveFlaggedAndEmpty) {
   const std::string path = dir.write("damaged.bz2", file).string();
   for (unsigned threads : {1u, 4u}) {
     const Streamed s = stream(path, store, threads);
-    ASSERT_TRUE(s.obtained.ok) << s.obtained.error;
+    ASSERT_TRUE(s.obtained.ready()) << s.obtained.error;
     expect_in_order(s.numbers);
     EXPECT_EQ(s.damaged, (std::vector<size_t>{1, 5}));
     EXPECT_FALSE(s.damaged_with_bytes) << "a damaged block's bytes reached the consumer";
@@ -133,11 +143,11 @@ TEST(IndexStreamConcurrent, DamagedBlocksArriveFlaggedAndEmpty) {
     index::BlockIndex idx = built.index;
     idx.source = s.obtained.index->source;
     EXPECT_TRUE(same_index(*s.obtained.index, idx));
-    EXPECT_EQ(s.obtained.notes, built.notes);
+    EXPECT_EQ(s.obtained.origin.notes, built.notes);
   }
 }
 
-TEST(IndexStreamConcurrent, ConsumerThatStopsEndsTheBuildAndNothingIsStored) {
+TEST(CatalogStreamConcurrent, ConsumerThatStopsEndsTheBuildAndNothingIsStored) {
   TempDir dir;
   index::IndexStore store((dir.path() / "idx").string());
   const Bytes plain = text_bytes(scaled(3000000, 800000), 8);
@@ -146,41 +156,23 @@ TEST(IndexStreamConcurrent, ConsumerThatStopsEndsTheBuildAndNothingIsStored) {
     const Streamed s = stream(path, store, 3, stop_after);
     EXPECT_TRUE(s.stopped);
     EXPECT_EQ(s.numbers.size(), stop_after);
-    EXPECT_FALSE(s.obtained.saved);
-    EXPECT_FALSE(std::filesystem::exists(store.path_for(index::absolute_path(path))));
+    EXPECT_FALSE(s.obtained.origin.saved);
+    EXPECT_FALSE(std::filesystem::exists(store.path_for(io::absolute_path(path))));
     EXPECT_TRUE(same_bytes(s.bytes, Bytes(plain.begin(), plain.begin() + static_cast<std::ptrdiff_t>(s.bytes.size()))));
   }
 }
 
-TEST(IndexStreamConcurrent, NotBzip2ThroughDecodeAndIndex) {
+TEST(CatalogStreamConcurrent, NotBzip2ThroughAStream) {
   TempDir dir;
   index::IndexStore store((dir.path() / "idx").string());
   const std::string path = dir.write("text.bz2", to_bytes("plain text, not bzip2\n")).string();
   const Streamed s = stream(path, store, 2);
-  EXPECT_FALSE(s.obtained.ok);
+  EXPECT_FALSE(s.obtained.ready());
   EXPECT_NE(s.obtained.error.find("not a bzip2"), std::string::npos) << s.obtained.error;
   EXPECT_TRUE(s.numbers.empty());
   const Streamed missing = stream((dir.path() / "missing.bz2").string(), store, 2);
-  EXPECT_FALSE(missing.obtained.ok);
+  EXPECT_FALSE(missing.obtained.ready());
   EXPECT_FALSE(missing.obtained.error.empty());
-}
-
-TEST(IndexStreamConcurrent, CancelEndsABuildAtOnce) {
-  const Variant& big = corpus().back();  // several MB of level-9 random data
-  for (int when : {0, 1, 5}) {
-    index::IndexBuilder builder(big.file, 8);
-    std::vector<std::thread> workers;
-    for (int i = 0; i < 2; ++i) workers.emplace_back([&] { builder.work(); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(when));
-    builder.cancel();
-    EXPECT_TRUE(builder.wait_finished(std::chrono::seconds(kSanitized ? 120 : 20)));
-    for (auto& t : workers) t.join();
-    const index::BuildResult r = builder.take_result();
-    if (!r.ok) {
-      EXPECT_EQ(r.error, "cancelled");
-    }
-    builder.cancel();  // again: harmless
-  }
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
-// Persistence of indexes (IndexStore, obtain_index): a save-load round trip gives the same index; a
-// stale or damaged index file of any kind (truncated, any byte flipped, wrong version, each field
-// check, source modified in place with its mtime restored, source replaced) is never taken as
-// current, never crashes the loader, and obtain_index rebuilds it; an unwritable index directory
-// makes the store read-only; index file names never collide for equal basenames.
+// Persistence of indexes (IndexStore, and the Catalog that loads and saves through it): a save-load
+// round trip gives the same index; a stale or damaged index file of any kind (truncated, any byte
+// flipped, wrong version, each field check, source modified in place with its mtime restored,
+// source replaced) is never taken as current, never crashes the loader, and the catalog rebuilds
+// it; an unwritable index directory makes the store read-only; index file names never collide for
+// equal basenames.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -17,7 +18,7 @@
 
 #include "index/hash64.h"
 #include "index/index_format.h"
-#include "index_test_support.h"
+#include "catalog_test_support.h"
 
 namespace mibz2::test {
 namespace {
@@ -61,7 +62,7 @@ struct Fixture {
   std::string source;
   Bytes plain;
   Bytes file;
-  index::Obtained first;
+  engine::IndexStatus first;
   Bytes index_bytes;  // the saved index file
 
   explicit Fixture(size_t plain_size = 350000, uint64_t seed = 1) {
@@ -69,7 +70,7 @@ struct Fixture {
     file = libbz2_compress(plain, 1);
     source = dir.write("source.bz2", file).string();
     first = obtain_guarded(source, store, 1);
-    if (first.ok && fs::exists(first.index_path)) index_bytes = read_file(first.index_path);
+    if (first.ready() && fs::exists(first.origin.index_path)) index_bytes = read_file(first.origin.index_path);
   }
 
   Load load(std::string* reason, index::BlockIndex* out = nullptr) const {
@@ -79,18 +80,18 @@ struct Fixture {
     EXPECT_TRUE(index::identify_source(fd, &id, &error)) << error;
     close(fd);
     index::BlockIndex tmp;
-    return store.load(index::absolute_path(source), id, out ? out : &tmp, reason);
+    return store.load(io::absolute_path(source), id, out ? out : &tmp, reason);
   }
 };
 
 TEST(IndexStore, ObtainBuildsSavesThenLoads) {
   Fixture f;
-  ASSERT_TRUE(f.first.ok) << f.first.error;
-  EXPECT_TRUE(f.first.built);
-  EXPECT_TRUE(f.first.saved) << f.first.save_error;
-  EXPECT_TRUE(f.first.not_loaded_reason.empty());
-  EXPECT_EQ(f.first.index_path, f.store.path_for(index::absolute_path(f.source)));
-  ASSERT_TRUE(fs::exists(f.first.index_path));
+  ASSERT_TRUE(f.first.ready()) << f.first.error;
+  EXPECT_TRUE(f.first.origin.built);
+  EXPECT_TRUE(f.first.origin.saved) << f.first.origin.save_error;
+  EXPECT_TRUE(f.first.origin.not_loaded_reason.empty());
+  EXPECT_EQ(f.first.origin.index_path, f.store.path_for(io::absolute_path(f.source)));
+  ASSERT_TRUE(fs::exists(f.first.origin.index_path));
   ASSERT_EQ(f.index_bytes.size(), index::kHeaderSize + 24 * f.first.index->blocks.size());
   EXPECT_GE(f.first.index->blocks.size(), 3u);
 
@@ -100,16 +101,16 @@ TEST(IndexStore, ObtainBuildsSavesThenLoads) {
   EXPECT_EQ(f.first.index->source.inode, t.inode);
   EXPECT_EQ(f.first.index->source.mtime_ns, uint64_t(t.mtime.tv_sec) * 1000000000ull + uint64_t(t.mtime.tv_nsec));
 
-  const index::Obtained again = obtain_guarded(f.source, f.store, 1);
-  ASSERT_TRUE(again.ok) << again.error;
-  EXPECT_FALSE(again.built);
-  EXPECT_TRUE(again.not_loaded_reason.empty()) << again.not_loaded_reason;
+  const engine::IndexStatus again = obtain_guarded(f.source, f.store, 1);
+  ASSERT_TRUE(again.ready()) << again.error;
+  EXPECT_FALSE(again.origin.built);
+  EXPECT_TRUE(again.origin.not_loaded_reason.empty()) << again.origin.not_loaded_reason;
   EXPECT_TRUE(same_index(*again.index, *f.first.index));
 
   // force_rebuild builds although the stored one is current, and gets the same.
-  const index::Obtained forced = obtain_guarded(f.source, f.store, 1, /*force_rebuild=*/true);
-  ASSERT_TRUE(forced.ok);
-  EXPECT_TRUE(forced.built);
+  const engine::IndexStatus forced = obtain_guarded(f.source, f.store, 1, /*force_rebuild=*/true);
+  ASSERT_TRUE(forced.ready());
+  EXPECT_TRUE(forced.origin.built);
   EXPECT_TRUE(same_index(*forced.index, *f.first.index));
 }
 
@@ -149,23 +150,23 @@ TEST(IndexStore, MissingIndexIsMissing) {
   EXPECT_EQ(store.load("/some/source.bz2", {}, &out, &reason), Load::kMissing);
 }
 
-// Writes `bytes` as the index file, loads, checks the status, then checks obtain_index rebuilds (and
+// Writes `bytes` as the index file, loads, checks the status, then checks the catalog rebuilds (and
 // saves a good index again).
 void expect_rejected_then_rebuilt(Fixture& f, const Bytes& bytes, const std::string& what,
                                   Load expected = Load::kInvalid, bool rebuild = true) {
   SCOPED_TRACE(what);
-  write_file(f.first.index_path, bytes);
+  write_file(f.first.origin.index_path, bytes);
   std::string reason;
   const Load got = f.load(&reason);
   EXPECT_EQ(got, expected) << load_name(got) << ": " << reason;
   EXPECT_NE(got, Load::kCurrent);
   EXPECT_FALSE(reason.empty());
   if (!rebuild) return;
-  const index::Obtained o = obtain_guarded(f.source, f.store, 1);
-  ASSERT_TRUE(o.ok) << o.error;
-  EXPECT_TRUE(o.built);
-  EXPECT_FALSE(o.not_loaded_reason.empty());
-  EXPECT_TRUE(o.saved) << o.save_error;
+  const engine::IndexStatus o = obtain_guarded(f.source, f.store, 1);
+  ASSERT_TRUE(o.ready()) << o.error;
+  EXPECT_TRUE(o.origin.built);
+  EXPECT_FALSE(o.origin.not_loaded_reason.empty());
+  EXPECT_TRUE(o.origin.saved) << o.origin.save_error;
   EXPECT_TRUE(same_index(*o.index, *f.first.index));
   std::string reason2;
   EXPECT_EQ(f.load(&reason2), Load::kCurrent) << reason2;
@@ -173,7 +174,7 @@ void expect_rejected_then_rebuilt(Fixture& f, const Bytes& bytes, const std::str
 
 TEST(IndexStore, TruncatedOrPaddedIndexIsInvalidAndRebuilt) {
   Fixture f;
-  ASSERT_TRUE(f.first.saved);
+  ASSERT_TRUE(f.first.origin.saved);
   const size_t n = f.index_bytes.size();
   for (size_t keep : {size_t{0}, size_t{1}, size_t{8}, size_t{64}, size_t{119}, size_t{120}, size_t{127},
                       size_t{128}, size_t{129}, n - 24, n - 23, n - 1}) {
@@ -190,20 +191,20 @@ TEST(IndexStore, TruncatedOrPaddedIndexIsInvalidAndRebuilt) {
 
 TEST(IndexStore, EveryFlippedBitAndByteIsDetected) {
   Fixture f;
-  ASSERT_TRUE(f.first.saved);
+  ASSERT_TRUE(f.first.origin.saved);
   const Bytes good = f.index_bytes;
   ASSERT_LT(good.size(), 1000u) << "meant to be a small index";
   for (size_t i = 0; i < good.size(); ++i) {
     for (int m : {0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0xFF}) {
       Bytes bad = good;
       bad[i] ^= static_cast<uint8_t>(m);
-      write_file(f.first.index_path, bad);
+      write_file(f.first.origin.index_path, bad);
       std::string reason;
       const Load got = f.load(&reason);
       ASSERT_EQ(got, Load::kInvalid) << "byte " << i << " xor " << m << ": " << load_name(got) << " " << reason;
     }
   }
-  // obtain_index rebuilds after any of them (a sample: each rebuild writes and fsyncs a file).
+  // the catalog rebuilds after any of them (a sample: each rebuild writes and fsyncs a file).
   for (size_t i = 0; i < good.size(); i += 13) {
     Bytes bad = good;
     bad[i] ^= 0x10;
@@ -213,12 +214,12 @@ TEST(IndexStore, EveryFlippedBitAndByteIsDetected) {
 
 TEST(IndexStore, WrongVersionIsInvalid) {
   Fixture f;
-  ASSERT_TRUE(f.first.saved);
+  ASSERT_TRUE(f.first.origin.saved);
   for (uint32_t version : {0u, 2u, 7u, 0xFFFFFFFFu}) {
     Bytes bad = f.index_bytes;
     put32(bad, 8, version);
     fix_checksum(bad);
-    write_file(f.first.index_path, bad);
+    write_file(f.first.origin.index_path, bad);
     std::string reason;
     EXPECT_EQ(f.load(&reason), Load::kInvalid) << version;
     EXPECT_NE(reason.find("version"), std::string::npos) << reason;
@@ -229,7 +230,7 @@ TEST(IndexStore, WrongVersionIsInvalid) {
 // Each validation of FORMAT.md, reached with a correct checksum so that it is the one that decides.
 TEST(IndexStore, EachFieldCheckRejectsItsDamage) {
   Fixture f;
-  ASSERT_TRUE(f.first.saved);
+  ASSERT_TRUE(f.first.origin.saved);
   const Bytes good = f.index_bytes;
   const size_t n = f.first.index->blocks.size();
   ASSERT_GE(n, 3u);
@@ -295,7 +296,7 @@ TEST(IndexStore, EachFieldCheckRejectsItsDamage) {
 TEST(IndexStore, SourceModifiedInPlaceWithMtimeRestoredIsStale) {
   // A change anywhere the fingerprint looks (the first and last 64 KiB), size and mtime unchanged.
   Fixture f(600000);
-  ASSERT_TRUE(f.first.saved);
+  ASSERT_TRUE(f.first.origin.saved);
   ASSERT_GT(f.file.size(), 2u * 64 * 1024) << "the source should be larger than the fingerprinted parts";
   for (size_t at : {size_t{1000}, size_t{64 * 1024 - 1}, f.file.size() - 64 * 1024 + 10, f.file.size() - 20}) {
     SCOPED_TRACE("byte " + std::to_string(at) + " changed");
@@ -319,25 +320,25 @@ TEST(IndexStore, SourceModifiedInPlaceWithMtimeRestoredIsStale) {
     std::string reason;
     EXPECT_EQ(f.load(&reason), Load::kStale) << reason;
     EXPECT_NE(reason.find("content"), std::string::npos) << reason;
-    const index::Obtained o = obtain_guarded(f.source, f.store, 1);
-    ASSERT_TRUE(o.ok) << o.error;
-    EXPECT_TRUE(o.built);
-    EXPECT_FALSE(o.not_loaded_reason.empty());
+    const engine::IndexStatus o = obtain_guarded(f.source, f.store, 1);
+    ASSERT_TRUE(o.ready()) << o.error;
+    EXPECT_TRUE(o.origin.built);
+    EXPECT_FALSE(o.origin.not_loaded_reason.empty());
     EXPECT_NE(o.index->source.fingerprint, f.first.index->source.fingerprint);
     // The rebuilt index describes the changed file (the flip damaged something in it).
-    EXPECT_TRUE(o.index->flags != 0 || !o.notes.empty()) << "a flipped bit went unnoticed";
+    EXPECT_TRUE(o.index->flags != 0 || !o.origin.notes.empty()) << "a flipped bit went unnoticed";
     // Put the original back for the next round, and its index with it.
     write_file(f.source, f.file);
     restore_mtime(f.source, before.mtime);
-    const index::Obtained back = obtain_guarded(f.source, f.store, 1);
-    ASSERT_TRUE(back.built);
+    const engine::IndexStatus back = obtain_guarded(f.source, f.store, 1);
+    ASSERT_TRUE(back.origin.built);
     EXPECT_TRUE(same_index(*back.index, *f.first.index));
   }
 }
 
 TEST(IndexStore, SourceResizedOrTouchedIsStale) {
   Fixture f;
-  ASSERT_TRUE(f.first.saved);
+  ASSERT_TRUE(f.first.origin.saved);
   // Touched: same bytes, new mtime.
   const FileTimes before = stat_times(f.source);
   struct timespec later = before.mtime;
@@ -345,9 +346,9 @@ TEST(IndexStore, SourceResizedOrTouchedIsStale) {
   restore_mtime(f.source, later);
   std::string reason;
   EXPECT_EQ(f.load(&reason), Load::kStale) << reason;
-  index::Obtained o = obtain_guarded(f.source, f.store, 1);
-  ASSERT_TRUE(o.ok);
-  EXPECT_TRUE(o.built);
+  engine::IndexStatus o = obtain_guarded(f.source, f.store, 1);
+  ASSERT_TRUE(o.ready());
+  EXPECT_TRUE(o.origin.built);
 
   // Grown: a second stream appended, mtime restored.
   const Bytes more = libbz2_compress(text_bytes(5000, 99), 5);
@@ -357,15 +358,15 @@ TEST(IndexStore, SourceResizedOrTouchedIsStale) {
   restore_mtime(f.source, later);
   EXPECT_EQ(f.load(&reason), Load::kStale) << reason;
   o = obtain_guarded(f.source, f.store, 1);
-  ASSERT_TRUE(o.ok);
-  EXPECT_TRUE(o.built);
+  ASSERT_TRUE(o.ready());
+  EXPECT_TRUE(o.origin.built);
   EXPECT_EQ(o.index->stream_count, 2u);
   EXPECT_EQ(o.index->decompressed_size, f.plain.size() + 5000);
 }
 
 TEST(IndexStore, SourceReplacedByANewFileIsStale) {
   Fixture f;
-  ASSERT_TRUE(f.first.saved);
+  ASSERT_TRUE(f.first.origin.saved);
   const FileTimes before = stat_times(f.source);
   // The same bytes and the same mtime, but a new file renamed over the old one.
   const std::string tmp = f.source + ".new";
@@ -377,9 +378,9 @@ TEST(IndexStore, SourceReplacedByANewFileIsStale) {
   std::string reason;
   EXPECT_EQ(f.load(&reason), Load::kStale) << reason;
   EXPECT_NE(reason.find("inode"), std::string::npos) << reason;
-  const index::Obtained o = obtain_guarded(f.source, f.store, 1);
-  ASSERT_TRUE(o.ok) << o.error;
-  EXPECT_TRUE(o.built);
+  const engine::IndexStatus o = obtain_guarded(f.source, f.store, 1);
+  ASSERT_TRUE(o.ready()) << o.error;
+  EXPECT_TRUE(o.origin.built);
   EXPECT_EQ(o.index->source.inode, after.inode);
   index::BlockIndex expected = *f.first.index;
   expected.source.inode = after.inode;
@@ -399,18 +400,18 @@ void expect_unwritable(const std::string& dir) {
   std::string error2;
   EXPECT_FALSE(store.save(f.source, *f.first.index, &error2));
   EXPECT_FALSE(error2.empty());
-  // obtain_index still gives an index, kept in memory only.
-  const index::Obtained o = obtain_guarded(f.source, store, 1);
-  ASSERT_TRUE(o.ok) << o.error;
-  EXPECT_TRUE(o.built);
-  EXPECT_FALSE(o.saved);
-  EXPECT_FALSE(o.save_error.empty());
+  // the catalog still gives an index, kept in memory only.
+  const engine::IndexStatus o = obtain_guarded(f.source, store, 1);
+  ASSERT_TRUE(o.ready()) << o.error;
+  EXPECT_TRUE(o.origin.built);
+  EXPECT_FALSE(o.origin.saved);
+  EXPECT_FALSE(o.origin.save_error.empty());
   EXPECT_TRUE(same_index(*o.index, *f.first.index));
-  // A fresh store on that directory: the first obtain fails to save and makes it read-only.
+  // A fresh store on that directory: the first build fails to save and makes it read-only.
   IndexStore fresh(dir);
-  const index::Obtained p = obtain_guarded(f.source, fresh, 1);
-  ASSERT_TRUE(p.ok);
-  EXPECT_FALSE(p.saved);
+  const engine::IndexStatus p = obtain_guarded(f.source, fresh, 1);
+  ASSERT_TRUE(p.ready());
+  EXPECT_FALSE(p.origin.saved);
   EXPECT_TRUE(fresh.read_only());
 }
 
@@ -431,8 +432,8 @@ TEST(IndexStore, SameBasenameInDifferentDirectoriesGetsDifferentIndexes) {
   const Bytes pa = text_bytes(150000, 1), pb = text_bytes(90000, 2);
   const std::string a = dir.write("a/dump.bz2", libbz2_compress(pa, 1)).string();
   const std::string b = dir.write("b/dump.bz2", libbz2_compress(pb, 9)).string();
-  const std::string ia = store.path_for(index::absolute_path(a));
-  const std::string ib = store.path_for(index::absolute_path(b));
+  const std::string ia = store.path_for(io::absolute_path(a));
+  const std::string ib = store.path_for(io::absolute_path(b));
   EXPECT_NE(ia, ib);
   for (const std::string& p : {ia, ib}) {
     const std::string name = fs::path(p).filename().string();
@@ -443,14 +444,14 @@ TEST(IndexStore, SameBasenameInDifferentDirectoriesGetsDifferentIndexes) {
     EXPECT_EQ(name.substr(name.size() - 4), ".idx") << name;
     for (size_t i = 9; i < 25; ++i) EXPECT_TRUE(std::isxdigit(static_cast<unsigned char>(name[i]))) << name;
   }
-  const index::Obtained oa = obtain_guarded(a, store, 1), ob = obtain_guarded(b, store, 1);
-  ASSERT_TRUE(oa.saved && ob.saved);
-  EXPECT_EQ(oa.index_path, ia);
-  EXPECT_EQ(ob.index_path, ib);
+  const engine::IndexStatus oa = obtain_guarded(a, store, 1), ob = obtain_guarded(b, store, 1);
+  ASSERT_TRUE(oa.origin.saved && ob.origin.saved);
+  EXPECT_EQ(oa.origin.index_path, ia);
+  EXPECT_EQ(ob.origin.index_path, ib);
   // Each loads its own.
-  const index::Obtained la = obtain_guarded(a, store, 1), lb = obtain_guarded(b, store, 1);
-  EXPECT_FALSE(la.built);
-  EXPECT_FALSE(lb.built);
+  const engine::IndexStatus la = obtain_guarded(a, store, 1), lb = obtain_guarded(b, store, 1);
+  EXPECT_FALSE(la.origin.built);
+  EXPECT_FALSE(lb.origin.built);
   EXPECT_EQ(la.index->decompressed_size, pa.size());
   EXPECT_EQ(lb.index->decompressed_size, pb.size());
 }
@@ -461,19 +462,19 @@ TEST(IndexStore, RelativeAndSymlinkedPathsShareOneIndex) {
   const std::string real = dir.write("real.bz2", libbz2_compress(text_bytes(20000, 3), 9)).string();
   const std::string link = (dir.path() / "link.bz2").string();
   fs::create_symlink(real, link);
-  const index::Obtained via_link = obtain_guarded(link, store, 1);
-  ASSERT_TRUE(via_link.ok);
-  EXPECT_TRUE(via_link.built);
-  EXPECT_EQ(via_link.index_path, store.path_for(index::absolute_path(real)));
-  const index::Obtained via_real = obtain_guarded(real, store, 1);
-  EXPECT_FALSE(via_real.built);
+  const engine::IndexStatus via_link = obtain_guarded(link, store, 1);
+  ASSERT_TRUE(via_link.ready());
+  EXPECT_TRUE(via_link.origin.built);
+  EXPECT_EQ(via_link.origin.index_path, store.path_for(io::absolute_path(real)));
+  const engine::IndexStatus via_real = obtain_guarded(real, store, 1);
+  EXPECT_FALSE(via_real.origin.built);
   // Relative to the working directory.
   const fs::path cwd = fs::current_path();
   fs::current_path(dir.path());
-  const index::Obtained relative = obtain_guarded("real.bz2", store, 1);
+  const engine::IndexStatus relative = obtain_guarded("real.bz2", store, 1);
   fs::current_path(cwd);
-  EXPECT_FALSE(relative.built);
-  EXPECT_EQ(relative.index_path, via_link.index_path);
+  EXPECT_FALSE(relative.origin.built);
+  EXPECT_EQ(relative.origin.index_path, via_link.origin.index_path);
 }
 
 TEST(IndexStore, DirectoryNaming) {

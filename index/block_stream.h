@@ -1,0 +1,50 @@
+// The decoded blocks of an index build, handed to one consumer in file order: what `mibz2 cat`
+// writes when a file has no index yet, so that one parallel pass both decodes the file and leaves
+// its index behind. It is the build's ResolvedBlockSink: the builder hands it each block as
+// resolution fixes it, and it holds at most `max_blocks` of them for the consumer, so decoding
+// pauses (the builder's backpressure) while the consumer is behind.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+
+#include "bz2/byte_buffer.h"
+#include "index/index_builder.h"
+
+namespace mibz2::index {
+
+class BlockStream final : public ResolvedBlockSink {
+ public:
+  struct Block {
+    bz2::ByteBuffer bytes;  // the decoded bytes (empty for a damaged block)
+    size_t number = 0;      // its number in the index
+    bool damaged = false;   // CRC mismatch or undecodable: its bytes must not be served
+  };
+
+  // `on_room`: called (on the consumer's thread, no lock held) after the consumer took a block,
+  // so that the build's driver can start the decodes the freed room allows.
+  BlockStream(size_t max_blocks, std::function<void()> on_room);
+
+  // Waits for the next block; false when there is none left (the build finished).
+  bool next(Block* out);
+
+  // ResolvedBlockSink (called by the builder under its lock).
+  bool has_room() const override;
+  void on_block(size_t block, bool damaged, bz2::ByteBuffer bytes) override;
+  void on_finished() override;
+
+ private:
+  const size_t max_blocks_;
+  const std::function<void()> on_room_;
+  std::atomic<size_t> queued_{0};  // blocks.size(), readable without mu_ by has_room()
+  mutable std::mutex mu_;          // after the builder's in the lock order; guards the two below
+  std::condition_variable ready_;  // the consumer waits here
+  std::deque<Block> blocks_;
+  bool finished_ = false;
+};
+
+}  // namespace mibz2::index

@@ -1,0 +1,584 @@
+#include "engine/catalog.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "base/invariant.h"
+#include "bz2/stream_parser.h"
+#include "engine/reader.h"
+#include "io/fd_io.h"
+#include "io/mapped_file.h"
+
+namespace mibz2::engine {
+namespace {
+
+// A fresh cache key for a file's content.
+uint64_t new_file_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Candidates in flight ahead of the resolution point, per decoder thread: enough to keep every
+// worker busy while resolution waits for the oldest decode, few enough to bound the decoded bytes
+// a streamed build holds.
+constexpr size_t kWindowPerThread = 4;
+
+}  // namespace
+
+const char* to_string(IndexState state) {
+  switch (state) {
+    case IndexState::kUnknown: return "unknown";
+    case IndexState::kLoading: return "loading";
+    case IndexState::kQueued: return "queued";
+    case IndexState::kBuilding: return "building";
+    case IndexState::kReady: return "ready";
+    case IndexState::kFailed: return "failed";
+    case IndexState::kStale: return "stale";
+  }
+  return "?";
+}
+
+std::string IndexStatus::describe() const {
+  switch (state) {
+    case IndexState::kReady: return "ready";
+    case IndexState::kFailed: return "failed: " + error;
+    case IndexState::kBuilding:
+      return "building " + std::to_string(build_total ? 100 * build_done / build_total : 0) + "%";
+    case IndexState::kUnknown:
+    case IndexState::kStale:
+    case IndexState::kLoading:
+    case IndexState::kQueued: return "queued";
+  }
+  return "?";
+}
+
+// One running build: the source mapped, the builder, and its jobs on the pool.
+struct Catalog::Build {
+  FileRef file;
+  index::SourceIdentity id;
+  io::MappedFile map;
+  std::unique_ptr<index::BlockStream> stream;  // stream(): the consumer's blocks
+  std::shared_ptr<index::IndexBuilder> builder;
+  std::mutex mu;            // guards the two below (then the builder's lock: see Catalog::mu_)
+  unsigned jobs = 0;        // jobs queued or running on the pool
+  bool finishing = false;   // finish_build() was started (once)
+};
+
+Catalog::Catalog(Engine& engine, index::IndexStore& store) : engine_(engine), store_(store) {}
+
+Catalog::~Catalog() {
+  shutdown();
+  std::unique_lock lk(mu_);
+  idle_.wait(lk, [this] { return builds_.empty(); });
+}
+
+bool Catalog::starts_like_bzip2(int fd) {
+  uint8_t head[4];
+  if (io::pread_full(fd, head, sizeof head, 0) != sizeof head) return false;
+  int level;
+  return bz2::classify_stream_start({head, sizeof head}, 0, &level) == bz2::StreamStart::kStream;
+}
+
+FileRef Catalog::add(std::string path) { return std::make_shared<CatalogFile>(std::move(path)); }
+
+int Catalog::open_source(const CatalogFile& file, index::SourceIdentity* id, std::string* error) const {
+  const int fd = ::open(file.path().c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = std::string("cannot open: ") + std::strerror(errno);
+    return -1;
+  }
+  if (!index::identify_source(fd, id, error)) {
+    *error = "cannot read: " + *error;
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// --- settling ---
+
+void Catalog::settle_ready(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin) {
+  {
+    std::lock_guard lk(file->mu_);
+    file->state_ = IndexState::kReady;
+    file->index_ = std::move(index);
+    file->file_id_ = new_file_id();
+    file->error_.clear();
+    file->origin_ = std::move(origin);
+    file->builder_.reset();
+    file->wanted_now_ = false;
+  }
+  file->settled_.notify_all();
+}
+
+void Catalog::settle_failed(const FileRef& file, std::string error, IndexOrigin origin) {
+  struct stat st;
+  const bool known = ::stat(file->path().c_str(), &st) == 0;
+  {
+    std::lock_guard lk(file->mu_);
+    file->state_ = IndexState::kFailed;
+    file->error_ = std::move(error);
+    file->origin_ = std::move(origin);
+    file->not_loaded_reason_.clear();
+    file->failed_identity_ = known ? index::SourceIdentity::from_stat(st) : index::SourceIdentity{};
+    file->index_.reset();
+    file->builder_.reset();
+    file->wanted_now_ = false;
+  }
+  file->settled_.notify_all();
+}
+
+// --- loading ---
+
+bool Catalog::load_stored(const FileRef& file) {
+  index::SourceIdentity id;
+  std::string err;
+  const int fd = open_source(*file, &id, &err);
+  if (fd < 0) {
+    settle_failed(file, err);
+    return true;
+  }
+  close(fd);
+  IndexOrigin origin;
+  origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(file->path());
+  index::BlockIndex loaded;
+  std::string reason;
+  const auto status = store_.load(file->path(), id, &loaded, &reason);
+  if (status == index::IndexStore::Load::kCurrent) {
+    settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(loaded)), std::move(origin));
+    return true;
+  }
+  if (status != index::IndexStore::Load::kMissing)
+    spdlog::warn("{}: stored index not used, rebuilding: {}", file->path(), reason);
+  std::lock_guard lk(file->mu_);
+  file->not_loaded_reason_ = std::move(reason);
+  return false;
+}
+
+bool Catalog::load_if_current(const FileRef& file) {
+  {
+    std::lock_guard lk(file->mu_);
+    if (file->state_ == IndexState::kReady) return true;
+    if (file->state_ != IndexState::kUnknown && file->state_ != IndexState::kStale) return false;
+    file->state_ = IndexState::kLoading;
+  }
+  if (load_stored(file)) {
+    std::lock_guard lk(file->mu_);
+    return file->state_ == IndexState::kReady;
+  }
+  bool queue = false, now = false;
+  {
+    std::lock_guard lk(file->mu_);
+    // Someone asked for it meanwhile (prepare saw it loading): the build is theirs to have.
+    queue = file->wanted_now_;
+    now = file->wanted_now_;
+    file->state_ = queue ? IndexState::kQueued : IndexState::kUnknown;
+  }
+  if (queue) queue_build(file, now);
+  return false;
+}
+
+// --- what a file needs ---
+
+void Catalog::prepare(const FileRef& file, Need need) {
+  bool now = need != Need::kSoon;
+  bool load = false, queue = false;
+  uint64_t forget_id = 0;
+  {
+    std::lock_guard lk(file->mu_);
+    switch (file->state_) {
+      case IndexState::kReady:
+      case IndexState::kFailed:
+        if (need != Need::kRebuild) return;
+        forget_id = file->file_id_;
+        file->index_.reset();
+        file->reader_.reset();
+        file->state_ = IndexState::kQueued;
+        queue = true;
+        break;
+      case IndexState::kBuilding:
+        // Promote the running build: its next jobs go at demand priority.
+        if (now) file->wanted_now_ = true;
+        return;
+      case IndexState::kLoading:
+        // The loading thread queues the build, first in line, if there is no stored index.
+        file->wanted_now_ = file->wanted_now_ || now;
+        return;
+      case IndexState::kQueued:
+        if (!now) return;
+        queue = true;  // moves to the front
+        break;
+      case IndexState::kUnknown:
+      case IndexState::kStale:
+        if (need == Need::kRebuild) {
+          file->state_ = IndexState::kQueued;
+          queue = true;
+        } else {
+          file->state_ = IndexState::kLoading;  // claimed: nobody else loads it meanwhile
+          load = true;
+        }
+        break;
+    }
+    file->wanted_now_ = file->wanted_now_ || now;
+  }
+  if (forget_id) engine_.forget(forget_id);
+  if (load) {
+    if (load_stored(file)) return;
+    std::lock_guard lk(file->mu_);
+    file->state_ = IndexState::kQueued;
+    now = file->wanted_now_;  // someone may have asked urgently while it loaded
+    queue = true;
+  }
+  if (queue) queue_build(file, now);
+}
+
+bool Catalog::wait(const FileRef& file, std::stop_token stop) {
+  prepare(file, Need::kNow);
+  std::unique_lock lk(file->mu_);
+  file->settled_.wait(lk, stop, [&] {
+    return file->state_ == IndexState::kReady || file->state_ == IndexState::kFailed;
+  });
+  return file->state_ == IndexState::kReady;
+}
+
+bool Catalog::wait_for(const FileRef& file, std::chrono::milliseconds timeout) {
+  std::unique_lock lk(file->mu_);
+  return file->settled_.wait_for(lk, timeout, [&] {
+    return file->state_ == IndexState::kReady || file->state_ == IndexState::kFailed;
+  });
+}
+
+IndexStatus Catalog::status(const FileRef& file) const {
+  IndexStatus s;
+  std::shared_ptr<const index::IndexBuilder> builder;
+  {
+    std::lock_guard lk(file->mu_);
+    s.state = file->state_;
+    s.index = file->index_;
+    s.error = file->error_;
+    s.origin = file->origin_;
+    builder = file->builder_;
+  }
+  if (builder) {
+    s.build_done = builder->bytes_done();
+    s.build_total = builder->bytes_total();
+  }
+  return s;
+}
+
+bool Catalog::refresh(const FileRef& file) {
+  struct stat st;
+  if (::stat(file->path().c_str(), &st) != 0) return false;  // gone: the open will fail on its own
+  const index::SourceIdentity now = index::SourceIdentity::from_stat(st);
+  uint64_t forget_id = 0;
+  {
+    std::lock_guard lk(file->mu_);
+    if (file->state_ != IndexState::kReady && file->state_ != IndexState::kFailed) return false;
+    const index::SourceIdentity& was = file->state_ == IndexState::kReady ? file->index_->source : file->failed_identity_;
+    if (was.same_stat(now)) return false;
+    // Changed: forget the old content; it is indexed again at the next need.
+    forget_id = file->file_id_;
+    file->state_ = IndexState::kStale;
+    file->index_.reset();
+    file->reader_.reset();
+  }
+  spdlog::info("{}: source changed since it was indexed; indexing it again", file->path());
+  if (forget_id) engine_.forget(forget_id);
+  return true;
+}
+
+std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error) {
+  // A source replaced between the check and the open is caught by Engine::open, which compares
+  // the opened file with the index; then check and index again.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    refresh(file);
+    if (!wait(file)) {
+      *error = status(file).error;
+      return nullptr;
+    }
+    std::shared_ptr<const index::BlockIndex> idx;
+    uint64_t file_id;
+    {
+      std::lock_guard lk(file->mu_);
+      if (auto shared = file->reader_.lock()) return shared;
+      idx = file->index_;
+      file_id = file->file_id_;
+    }
+    if (!idx) continue;  // changed again meanwhile
+    index::SourceIdentity id;
+    const int fd = open_source(*file, &id, error);
+    if (fd < 0) continue;
+    std::shared_ptr<Reader> reader = engine_.open(file_id, file->path(), fd, id, idx, error);
+    if (!reader) {
+      spdlog::debug("{}: open: {}", file->path(), *error);
+      continue;
+    }
+    std::lock_guard lk(file->mu_);
+    if (file->file_id_ == file_id) file->reader_ = reader;
+    return reader;
+  }
+  if (error->empty()) *error = "the source keeps changing";
+  return nullptr;
+}
+
+// --- builds ---
+
+void Catalog::queue_build(const FileRef& file, bool now) {
+  {
+    std::unique_lock lk(mu_);
+    if (stopping_) {
+      lk.unlock();
+      settle_failed(file, "unmounting");
+      return;
+    }
+    // Newest request first: the back of waiting_ is built next.
+    auto it = std::find(waiting_.begin(), waiting_.end(), file);
+    if (it != waiting_.end()) {
+      if (!now) return;
+      waiting_.erase(it);
+    }
+    waiting_.push_back(file);
+    if (queue_busy_) return;
+    queue_busy_ = true;
+  }
+  start_next_build();
+}
+
+// The queue's next build; clears queue_busy_ when nothing is left.
+void Catalog::start_next_build() {
+  for (;;) {
+    FileRef next;
+    {
+      std::lock_guard lk(mu_);
+      MIBZ2_INVARIANT(queue_busy_);
+      if (waiting_.empty() || stopping_) {
+        queue_busy_ = false;
+        return;
+      }
+      next = waiting_.back();
+      waiting_.pop_back();
+    }
+    {
+      std::lock_guard lk(next->mu_);
+      if (next->state_ != IndexState::kQueued) continue;  // settled another way meanwhile
+      next->state_ = IndexState::kBuilding;
+    }
+    if (start_build(next, nullptr)) return;
+  }
+}
+
+std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::unique_ptr<index::BlockStream> stream) {
+  auto build = std::make_shared<Build>();
+  build->file = file;
+  std::string err;
+  const int fd = open_source(*file, &build->id, &err);
+  const bool ok = fd >= 0 && build->map.map_fd(fd, &err);
+  if (fd >= 0) close(fd);
+  if (!ok) {
+    spdlog::error("{}: cannot index: {}", file->path(), err);
+    settle_failed(file, err);
+    return nullptr;
+  }
+  spdlog::info("{}: indexing ({} compressed bytes)", file->path(), build->map.size());
+  const size_t window = kWindowPerThread * engine_.pool().threads();
+  build->stream = std::move(stream);
+  build->builder = std::make_shared<index::IndexBuilder>(build->map.bytes(), window, build->stream.get());
+  {
+    std::lock_guard lk(file->mu_);
+    file->builder_ = build->builder;
+  }
+  {
+    std::lock_guard lk(mu_);
+    builds_.push_back(build);
+    if (stopping_) build->builder->cancel();
+  }
+  pump(build);
+  finish_if_done(build);  // cancelled before any job ran
+  return build;
+}
+
+// Keeps as many jobs queued as the builder has work ready, up to the pool's width.
+void Catalog::pump(const std::shared_ptr<Build>& build) {
+  const Priority priority = job_priority(*build);
+  unsigned submit;
+  {
+    std::lock_guard lk(build->mu);
+    submit = claim_jobs_locked(*build);
+  }
+  submit_jobs(build, submit, priority);
+}
+
+Priority Catalog::job_priority(const Build& build) const {
+  if (build.stream) return Priority::kDemand;  // its consumer waits for every block
+  std::lock_guard lk(build.file->mu_);
+  return build.file->wanted_now_ ? Priority::kDemand : Priority::kBackground;
+}
+
+// How many more jobs the build wants now (counted as queued from here on).
+unsigned Catalog::claim_jobs_locked(Build& build) {
+  if (build.finishing) return 0;
+  const size_t ready = build.builder->ready_work();
+  const unsigned width = engine_.pool().threads();
+  unsigned n = 0;
+  while (build.jobs < width && n < ready) {
+    ++build.jobs;
+    ++n;
+  }
+  return n;
+}
+
+void Catalog::submit_jobs(const std::shared_ptr<Build>& build, unsigned n, Priority priority) {
+  for (unsigned i = 0; i < n; ++i)
+    engine_.pool().submit(priority, [this, build](WorkerContext& ctx) { run_job(build, ctx); });
+}
+
+void Catalog::run_job(const std::shared_ptr<Build>& build, WorkerContext& ctx) {
+  build->builder->step(ctx.decoder, ctx.compressed);
+  const Priority priority = job_priority(*build);
+  // This job's count is given back and the next jobs claimed in one step: a job that ends while
+  // another is still counted leaves the claiming to that one, so no ready work is left behind.
+  // Once its count is given back, a job touches `this` only to submit what it claimed (the build
+  // cannot finish while those count) or to finish the build itself.
+  unsigned submit;
+  bool finish;
+  {
+    std::lock_guard lk(build->mu);
+    --build->jobs;
+    submit = claim_jobs_locked(*build);
+    finish = claim_finish_locked(*build);
+  }
+  submit_jobs(build, submit, priority);
+  if (finish) finish_build(build);
+}
+
+// Whether the caller is the one to finish the build: it finished and no job of it is left.
+bool Catalog::claim_finish_locked(Build& build) {
+  if (build.finishing || build.jobs > 0) return false;
+  if (!build.builder->finished()) {
+    // No job left and not finished: the builder must have work ready (and then pump() queued a job
+    // for it), or be waiting for a stream's consumer to make room (its next() pumps again).
+    MIBZ2_INVARIANT(build.stream || build.builder->ready_work() > 0);
+    return false;
+  }
+  build.finishing = true;
+  return true;
+}
+
+// After a cancel from outside the pool: finishes the build if no job is left to do it.
+void Catalog::finish_if_done(const std::shared_ptr<Build>& build) {
+  bool finish;
+  {
+    std::lock_guard lk(build->mu);
+    finish = claim_finish_locked(*build);
+  }
+  if (finish) finish_build(build);
+}
+
+void Catalog::finish_build(const std::shared_ptr<Build>& build) {
+  index::BuildResult r = build->builder->take_result();
+  const FileRef& file = build->file;
+  const std::string& path = file->path();
+  for (const std::string& n : r.notes) spdlog::warn("{}: {}", path, n);
+  bool stopping;
+  {
+    std::lock_guard lk(mu_);
+    stopping = stopping_;
+  }
+  if (!r.ok) {
+    if (stopping) spdlog::debug("{}: indexing stopped at unmount", path);
+    else if (r.error != "cancelled") spdlog::error("{}: cannot index: {}", path, r.error);
+    IndexOrigin origin;
+    origin.built = true;
+    origin.notes = std::move(r.notes);
+    settle_failed(file, stopping ? "unmounting" : r.error, std::move(origin));
+  } else {
+    r.index.source = build->id;
+    IndexOrigin origin;
+    origin.built = true;
+    origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(path);
+    origin.saved = store_.save(path, r.index, &origin.save_error);
+    origin.notes = std::move(r.notes);
+    {
+      std::lock_guard lk(file->mu_);
+      origin.not_loaded_reason = std::move(file->not_loaded_reason_);
+    }
+    if (!origin.saved) {
+      std::lock_guard lk(mu_);
+      if (!std::exchange(warned_unsaved_, true))
+        spdlog::warn("index not saved ({}); indexes are kept in memory only", origin.save_error);
+    }
+    spdlog::info("{}: indexed: {} blocks, {} bytes decompressed{}", path, r.index.blocks.size(),
+                 r.index.decompressed_size,
+                 r.index.damaged_blocks ? ", " + std::to_string(r.index.damaged_blocks) + " damaged blocks" : "");
+    settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(r.index)), std::move(origin));
+  }
+  if (!build->stream) start_next_build();  // the queue's build: the queue goes on
+  // Last: the destructor may go once builds_ is empty, so nothing of `this` is touched after.
+  std::lock_guard lk(mu_);
+  builds_.erase(std::find(builds_.begin(), builds_.end(), build));
+  if (builds_.empty()) idle_.notify_all();
+}
+
+bool Catalog::stream(const FileRef& file, const std::function<bool(const index::BlockStream::Block&)>& sink) {
+  {
+    std::lock_guard lk(file->mu_);
+    // A stream is its file's only build (mibz2 cat): no other build can be under way.
+    MIBZ2_INVARIANT(file->state_ != IndexState::kBuilding && file->state_ != IndexState::kQueued &&
+                    file->state_ != IndexState::kLoading);
+    file->state_ = IndexState::kBuilding;
+  }
+  // The stream's room is freed on this thread; the build is known once started.
+  std::shared_ptr<Build> build;
+  const size_t window = kWindowPerThread * engine_.pool().threads();
+  auto blocks = std::make_unique<index::BlockStream>(window, [&build, this] { pump(build); });
+  index::BlockStream* stream = blocks.get();
+  build = start_build(file, std::move(blocks));
+  if (!build) return false;
+  index::BlockStream::Block block;
+  bool stopped = false;
+  while (stream->next(&block)) {
+    if (!sink(block)) {
+      stopped = true;
+      build->builder->cancel();
+      finish_if_done(build);
+      break;
+    }
+  }
+  std::unique_lock lk(file->mu_);
+  file->settled_.wait(lk, [&] { return file->state_ == IndexState::kReady || file->state_ == IndexState::kFailed; });
+  return !stopped && file->state_ == IndexState::kReady;
+}
+
+// --- the end ---
+
+void Catalog::shutdown() {
+  std::deque<FileRef> waiting;
+  std::vector<std::shared_ptr<Build>> builds;
+  {
+    std::lock_guard lk(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    waiting.swap(waiting_);
+    builds = builds_;
+  }
+  for (const auto& b : builds) {
+    b->builder->cancel();
+    finish_if_done(b);
+  }
+  for (const auto& f : waiting) settle_failed(f, "unmounting");
+}
+
+size_t Catalog::pending() const {
+  std::lock_guard lk(mu_);
+  return waiting_.size() + builds_.size();
+}
+
+}  // namespace mibz2::engine

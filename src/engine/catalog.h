@@ -1,0 +1,195 @@
+// Where a compressed file's index comes from, and who waits for it: the Catalog is the one owner of
+// every file's index life. Everything that needs an index asks it (the FUSE operations, mibz2fs
+// -o wait_index, every mibz2 subcommand); nothing else loads, builds or saves an index, or opens a
+// Reader for a file.
+//
+// A file's life (IndexState; one mutex per file guards it):
+//
+//   kUnknown/kStale --prepare--> kLoading --stored index current--> kReady
+//                                    |
+//                                    +--none, stale or invalid--> kQueued --> kBuilding --> kReady
+//                                                                                   \----> kFailed
+//   kReady/kFailed --refresh() sees the source changed (size, mtime, inode)--> kStale
+//
+// Loading runs on the caller's thread (it reads a small index file). Builds run on the engine's
+// decoder pool, one file at a time on every worker: each job is one IndexBuilder step (a scan or
+// one block's decode) at background priority, so reads always go first and a build never holds a
+// worker for longer than a block; the driver keeps as many jobs queued as the builder has work
+// ready (IndexBuilder::ready_work), never more than the pool's width, and no worker ever waits for
+// build work. Files waiting for a build are served newest request first; a file someone waits for
+// (stat, open) goes to the front, and its build runs at demand priority. A waiter can be stopped
+// (std::stop_token: a FUSE interrupt) and the build goes on. shutdown() cancels the build and
+// settles every file still waiting as failed, so no thread stays blocked at unmount.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "index/block_index.h"
+#include "index/block_stream.h"
+#include "index/index_builder.h"
+#include "index/index_store.h"
+
+namespace mibz2::engine {
+
+class Reader;
+
+enum class IndexState : uint8_t {
+  kUnknown,   // nothing done yet
+  kLoading,   // one thread reads its stored index
+  kQueued,    // waits for a build (no current stored index)
+  kBuilding,  // being built on the decoder pool (progress in its status)
+  kReady,     // an index that describes the source as it is (it may record damage)
+  kFailed,    // no index can be made (unreadable, not bzip2, unmounting): the status says why
+  kStale,     // the source changed since its index was made: indexed again at the next need
+};
+const char* to_string(IndexState state);
+
+// How the current index came to be (or why the last attempt failed), for mibz2's reports.
+struct IndexOrigin {
+  bool built = false;             // built in this process (false: loaded from the store)
+  bool saved = false;             // built and stored
+  std::string index_path;         // where it is (or would be) stored; empty without an index dir
+  std::string not_loaded_reason;  // why a stored index was not used (stale, invalid), if any
+  std::string save_error;         // why it was not stored, if it was built and not stored
+  std::vector<std::string> notes; // damage and warnings found by the build, in file order
+};
+
+// A snapshot of one file's index life; taking it never waits.
+struct IndexStatus {
+  IndexState state = IndexState::kUnknown;
+  std::shared_ptr<const index::BlockIndex> index;  // kReady
+  std::string error;                                // kFailed
+  uint64_t build_done = 0;                          // kBuilding: compressed bytes resolved
+  uint64_t build_total = 0;                         // kBuilding: compressed bytes in all
+  IndexOrigin origin;
+
+  bool ready() const { return state == IndexState::kReady; }
+  bool settled() const { return state == IndexState::kReady || state == IndexState::kFailed; }
+  // "ready", "building 42%", "queued" or "failed: <why>" (user.mibz2fs.index shows it).
+  std::string describe() const;
+};
+
+// One source file's entry. Only the Catalog reads or changes its state.
+class CatalogFile {
+ public:
+  explicit CatalogFile(std::string path) : path_(std::move(path)) {}
+  const std::string& path() const { return path_; }
+
+ private:
+  friend class Catalog;
+
+  const std::string path_;
+  // A leaf lock (see Catalog's lock order); guards everything below.
+  mutable std::mutex mu_;
+  std::condition_variable_any settled_;  // state became kReady or kFailed
+  IndexState state_ = IndexState::kUnknown;
+  bool wanted_now_ = false;               // someone waits: build it first, at demand priority
+  std::shared_ptr<const index::BlockIndex> index_;  // kReady
+  std::string error_;                     // kFailed
+  index::SourceIdentity failed_identity_; // the source as it was when it failed
+  uint64_t file_id_ = 0;                  // cache key of the indexed content (new id when it changes)
+  IndexOrigin origin_;                    // of the current index, or of the failed attempt
+  std::string not_loaded_reason_;         // from the last load, for the build's origin
+  std::weak_ptr<Reader> reader_;          // shared by the open handles of this content
+  std::shared_ptr<const index::IndexBuilder> builder_;  // kBuilding: for progress
+};
+using FileRef = std::shared_ptr<CatalogFile>;
+
+class Catalog {
+ public:
+  Catalog(Engine& engine, index::IndexStore& store);
+  ~Catalog();  // shutdown(), then waits until no build job of its is left on the pool
+  Catalog(const Catalog&) = delete;
+  Catalog& operator=(const Catalog&) = delete;
+
+  // Whether an open file's content starts like a bzip2 stream ("BZh1".."BZh9"): whether the
+  // catalog can make anything of it. Reads 4 bytes.
+  static bool starts_like_bzip2(int fd);
+
+  // A new entry for the source at `path` (opened and named by that path; the caller makes it
+  // absolute). The caller keeps the reference; one entry per source is the caller's rule.
+  FileRef add(std::string path);
+
+  enum class Need {
+    kSoon,     // load or queue its build (the tree walk at mount)
+    kNow,      // someone waits: first in line, its build at demand priority
+    kRebuild,  // build it again even if an index is current (mibz2 verify, index --force)
+  };
+  // Starts what the file needs, unless it is under way or settled (kRebuild: unless under way).
+  void prepare(const FileRef& file, Need need);
+  // prepare(kNow) and wait until the index is ready (true) or failed (false). A stop request ends
+  // the wait at once (false, the build goes on): status() tells the two apart.
+  bool wait(const FileRef& file, std::stop_token stop = {});
+  // Waits up to `timeout` for the file to settle (ready or failed); returns whether it did.
+  bool wait_for(const FileRef& file, std::chrono::milliseconds timeout);
+  // Loads the stored index if it is current (ready: true); otherwise leaves the file as it was.
+  bool load_if_current(const FileRef& file);
+  IndexStatus status(const FileRef& file) const;
+
+  // Marks the file stale if its source no longer matches its index (or the failed attempt): size,
+  // mtime or inode changed. Returns true if it did. Call before serving an open.
+  bool refresh(const FileRef& file);
+
+  // The file's Reader, shared by every open of the same content: waits for the index, opens the
+  // source and checks it is the file the index describes. Null with *error when there is none.
+  std::shared_ptr<Reader> open(const FileRef& file, std::string* error);
+
+  // Decodes the whole file in one parallel pass, handing each block to `sink` in file order on the
+  // calling thread, and keeps the index built on the way (stored, and the file ready). A sink
+  // that returns false stops the pass: nothing is stored. Returns false when it stopped or the
+  // file could not be decoded at all (status() says why).
+  bool stream(const FileRef& file, const std::function<bool(const index::BlockStream::Block&)>& sink);
+
+  // Cancels every build and settles every file still waiting for one as failed ("unmounting").
+  void shutdown();
+  // Files queued or building (for the logs).
+  size_t pending() const;
+
+ private:
+  struct Build;
+  bool load_stored(const FileRef& file);  // true: settled (loaded, or failed to open)
+  void queue_build(const FileRef& file, bool now);
+  void start_next_build();
+  std::shared_ptr<Build> start_build(const FileRef& file, std::unique_ptr<index::BlockStream> stream);
+  void pump(const std::shared_ptr<Build>& build);
+  Priority job_priority(const Build& build) const;
+  unsigned claim_jobs_locked(Build& build);
+  void submit_jobs(const std::shared_ptr<Build>& build, unsigned n, Priority priority);
+  void run_job(const std::shared_ptr<Build>& build, WorkerContext& ctx);
+  bool claim_finish_locked(Build& build);
+  void finish_if_done(const std::shared_ptr<Build>& build);
+  void finish_build(const std::shared_ptr<Build>& build);
+  void settle_ready(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin);
+  void settle_failed(const FileRef& file, std::string error, IndexOrigin origin = {});
+  // The one way the catalog opens a source: read-only, with its identity (size, mtime, inode,
+  // fingerprint). Returns the descriptor or -1 with *error.
+  int open_source(const CatalogFile& file, index::SourceIdentity* id, std::string* error) const;
+
+  Engine& engine_;
+  index::IndexStore& store_;
+
+  // Lock order: Catalog::mu_, a CatalogFile's mu_ and a build's mu are never held together. Under a
+  // build's mu its IndexBuilder's lock is taken (to see its ready work), and under that a stream's
+  // (BlockStream) — never the reverse. None is held across I/O, a decode, or a call into the
+  // engine's cache or pool.
+  mutable std::mutex mu_;
+  std::condition_variable idle_;     // builds_ became empty (for the destructor)
+  // --- guarded by mu_ ---
+  std::deque<FileRef> waiting_;      // files queued for a build; back = next (newest request first)
+  bool queue_busy_ = false;          // a build from waiting_ is running
+  std::vector<std::shared_ptr<Build>> builds_;  // every running build (the queue's, and streams)
+  bool stopping_ = false;
+  bool warned_unsaved_ = false;      // "indexes kept in memory only" was logged
+};
+
+}  // namespace mibz2::engine

@@ -1,0 +1,42 @@
+// How the programs reach indexes: one engine (the decoder pool that builds and reads), one index
+// store and one Catalog for the files a command names, and the progress and messages a user sees
+// while an index is loaded or built.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/catalog.h"
+#include "engine/engine.h"
+#include "index/index_store.h"
+
+namespace mibz2::tools {
+
+class IndexAccess {
+ public:
+  // `program` prefixes messages ("mibz2", "mibz2fs"); `threads` 0 means all cores; `cache_bytes`
+  // 0 means the engine's default.
+  IndexAccess(std::string program, unsigned threads, const std::string& index_dir, uint64_t cache_bytes = 0);
+  ~IndexAccess();
+
+  engine::Engine& engine() { return *engine_; }
+  engine::Catalog& catalog() { return *catalog_; }
+
+  // The catalog's entry for a path as the user wrote it (made absolute).
+  engine::FileRef file(const std::string& path);
+  // Loads or builds the file's index (`rebuild`: builds it even if one is current), with a
+  // progress bar on a terminal while building, and messages for a stored index that was not used,
+  // for the build's notes (unless `quiet_notes`), for an index directory that cannot be written
+  // (once) and for a failure. `shown` names the file in them.
+  engine::IndexStatus obtain(const engine::FileRef& file, const std::string& shown, bool rebuild, bool quiet_notes);
+
+ private:
+  const std::string program_;
+  index::IndexStore store_;
+  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<engine::Catalog> catalog_;
+  bool warned_unsaved_ = false;
+};
+
+}  // namespace mibz2::tools

@@ -1,0 +1,282 @@
+// The Catalog's state machine without a mount: where a file's index comes from (the store, a build
+// on the pool), what a status shows on the way, who waits and how a wait ends (ready, failed,
+// stopped), what a change of the source does, the order of queued builds, Readers shared per
+// content, rebuilds, and shutdown settling everything.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <stop_token>
+#include <thread>
+
+#include "catalog_test_support.h"
+#include "engine/reader.h"
+
+namespace mibz2::test {
+namespace {
+
+namespace fs = std::filesystem;
+using engine::Catalog;
+using engine::IndexState;
+using Need = engine::Catalog::Need;
+
+// An engine, a store and a catalog in a temporary directory, with bzip2 files written into it.
+struct CatalogSetup {
+  TempDir dir;
+  index::IndexStore store{(dir.path() / "idx").string()};
+  engine::Engine engine;
+  Catalog catalog{engine, store};
+
+  explicit CatalogSetup(unsigned threads = 2) : engine(options(threads)) {}
+  static engine::EngineOptions options(unsigned threads) {
+    engine::EngineOptions o;
+    o.threads = threads;
+    o.cache_bytes = uint64_t{64} << 20;
+    return o;
+  }
+  // Writes `plain` compressed at `level` as `name`; returns the catalog's new entry for it.
+  engine::FileRef add(const std::string& name, const Bytes& plain, int level = 1) {
+    return catalog.add(dir.write(name, libbz2_compress(plain, level)).string());
+  }
+};
+
+// Polls until `pred` holds or `timeout` passes; returns whether it held.
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds timeout = std::chrono::milliseconds(kSanitized ? 60000 : 20000)) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
+}
+
+TEST(CatalogConcurrent, FirstBuildThenLoadFromTheStore) {
+  CatalogSetup s;
+  const Bytes plain = text_bytes(400000, 1);
+  const engine::FileRef f = s.add("a.bz2", plain);
+  EXPECT_EQ(s.catalog.status(f).state, IndexState::kUnknown);
+  EXPECT_FALSE(s.catalog.load_if_current(f));  // nothing stored yet: left as it was
+  EXPECT_EQ(s.catalog.status(f).state, IndexState::kUnknown);
+  ASSERT_TRUE(s.catalog.wait(f));
+  const engine::IndexStatus built = s.catalog.status(f);
+  EXPECT_EQ(built.state, IndexState::kReady);
+  EXPECT_EQ(built.describe(), "ready");
+  EXPECT_TRUE(built.origin.built);
+  EXPECT_TRUE(built.origin.saved) << built.origin.save_error;
+  EXPECT_EQ(built.index->decompressed_size, plain.size());
+  EXPECT_TRUE(fs::exists(built.origin.index_path));
+
+  // A second catalog (the next mount) loads it: no build.
+  engine::Engine engine2(CatalogSetup::options(1));
+  Catalog again(engine2, s.store);
+  const engine::FileRef g = again.add(f->path());
+  EXPECT_TRUE(again.load_if_current(g));
+  const engine::IndexStatus loaded = again.status(g);
+  EXPECT_EQ(loaded.state, IndexState::kReady);
+  EXPECT_FALSE(loaded.origin.built);
+  EXPECT_TRUE(same_index(*loaded.index, *built.index));
+}
+
+TEST(CatalogConcurrent, StatusShowsTheBuildWithoutWaiting) {
+  CatalogSetup s(1);
+  const engine::FileRef f = s.add("big.bz2", text_bytes(scaled(12000000, 4000000), 2));
+  s.catalog.prepare(f, Need::kSoon);
+  // Seen building, with a total, before it settles; status() itself never waits.
+  bool saw_building = false;
+  ASSERT_TRUE(eventually([&] {
+    const engine::IndexStatus st = s.catalog.status(f);
+    if (st.state == IndexState::kBuilding) {
+      saw_building = true;
+      EXPECT_EQ(st.build_total, fs::file_size(f->path()));
+      EXPECT_LE(st.build_done, st.build_total);
+      EXPECT_EQ(st.describe().rfind("building ", 0), 0u) << st.describe();
+    }
+    return st.settled();
+  }));
+  EXPECT_TRUE(saw_building);
+  EXPECT_TRUE(s.catalog.status(f).ready());
+}
+
+TEST(CatalogConcurrent, NotBzip2FailsAndEveryWaiterLearnsIt) {
+  CatalogSetup s;
+  const engine::FileRef f = s.catalog.add(s.dir.write("fake.bz2", to_bytes("not bzip2 at all\n")).string());
+  EXPECT_FALSE(s.catalog.wait(f));
+  const engine::IndexStatus st = s.catalog.status(f);
+  EXPECT_EQ(st.state, IndexState::kFailed);
+  EXPECT_NE(st.error.find("not a bzip2"), std::string::npos) << st.error;
+  EXPECT_EQ(st.describe(), "failed: " + st.error);
+  EXPECT_FALSE(s.catalog.wait(f));  // settled: answered at once
+  std::string error;
+  EXPECT_FALSE(s.catalog.open(f, &error));
+  EXPECT_FALSE(error.empty());
+
+  // The file becomes bzip2 (new size): refresh() notices, and the next wait indexes it.
+  const Bytes plain = text_bytes(50000, 3);
+  write_file(f->path(), libbz2_compress(plain, 9));
+  EXPECT_TRUE(s.catalog.refresh(f));
+  EXPECT_EQ(s.catalog.status(f).state, IndexState::kStale);
+  ASSERT_TRUE(s.catalog.wait(f));
+  EXPECT_EQ(s.catalog.status(f).index->decompressed_size, plain.size());
+}
+
+TEST(CatalogConcurrent, MissingSourceFails) {
+  CatalogSetup s;
+  const engine::FileRef f = s.catalog.add((s.dir.path() / "missing.bz2").string());
+  EXPECT_FALSE(s.catalog.wait(f));
+  EXPECT_NE(s.catalog.status(f).error.find("No such file"), std::string::npos) << s.catalog.status(f).error;
+}
+
+TEST(CatalogConcurrent, ASourceChangeMakesTheIndexStaleAndANewReader) {
+  CatalogSetup s;
+  const Bytes one = text_bytes(300000, 4), two = text_bytes(200000, 5);
+  const engine::FileRef f = s.add("c.bz2", one);
+  std::string error;
+  const std::shared_ptr<engine::Reader> r1 = s.catalog.open(f, &error);
+  ASSERT_TRUE(r1) << error;
+  // Opens of the same content share one Reader.
+  EXPECT_EQ(s.catalog.open(f, &error), r1);
+  EXPECT_FALSE(s.catalog.refresh(f));  // unchanged
+
+  write_file(f->path(), libbz2_compress(two, 5));
+  EXPECT_TRUE(s.catalog.refresh(f));
+  EXPECT_EQ(s.catalog.status(f).state, IndexState::kStale);
+  EXPECT_EQ(s.catalog.status(f).describe(), "queued");
+  const std::shared_ptr<engine::Reader> r2 = s.catalog.open(f, &error);
+  ASSERT_TRUE(r2) << error;
+  EXPECT_NE(r2, r1);
+  EXPECT_EQ(r2->size(), two.size());
+  Bytes got(two.size());
+  ASSERT_EQ(r2->read(0, got.size(), got.data()), static_cast<ssize_t>(two.size()));
+  EXPECT_TRUE(same_bytes(got, two));
+}
+
+TEST(CatalogConcurrent, AStoppedWaitEndsAtOnceAndTheBuildGoesOn) {
+  CatalogSetup s(1);
+  const engine::FileRef f = s.add("slow.bz2", text_bytes(scaled(12000000, 4000000), 6));
+  std::stop_source stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    stop.request_stop();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool ready = s.catalog.wait(f, stop.get_token());
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  stopper.join();
+  if (!ready) {
+    // Stopped: not settled, and the build still runs to its end.
+    EXPECT_FALSE(s.catalog.status(f).settled());
+    EXPECT_LT(waited, std::chrono::seconds(kSanitized ? 30 : 5));
+  }
+  settle_guarded(s.catalog, f);
+  EXPECT_TRUE(s.catalog.status(f).ready());
+  // An already stopped token does not keep a settled file from answering.
+  EXPECT_TRUE(s.catalog.wait(f, stop.get_token()));
+}
+
+TEST(CatalogConcurrent, AFileSomeoneWaitsForIsBuiltNext) {
+  CatalogSetup s(1);
+  // f0 builds first (the queue was empty); f1, f2 queue behind it; f1 is then asked for.
+  const engine::FileRef f0 = s.add("f0.bz2", text_bytes(scaled(8000000, 3000000), 7));
+  const engine::FileRef f1 = s.add("f1.bz2", text_bytes(3000000, 8));
+  const engine::FileRef f2 = s.add("f2.bz2", text_bytes(3000000, 9));
+  s.catalog.prepare(f0, Need::kSoon);
+  s.catalog.prepare(f1, Need::kSoon);
+  s.catalog.prepare(f2, Need::kSoon);  // newest first: f2 would be next
+  EXPECT_EQ(s.catalog.status(f2).state, IndexState::kQueued);
+  ASSERT_TRUE(s.catalog.wait(f1));  // ... but f1 is waited for
+  EXPECT_FALSE(s.catalog.status(f2).ready()) << "f2 was built before the file someone waited for";
+  settle_guarded(s.catalog, f2);
+  EXPECT_TRUE(s.catalog.status(f0).ready());
+  EXPECT_TRUE(s.catalog.status(f2).ready());
+}
+
+TEST(CatalogConcurrent, RebuildBuildsACurrentIndexAgain) {
+  CatalogSetup s;
+  const engine::FileRef f = s.add("r.bz2", text_bytes(200000, 10));
+  ASSERT_TRUE(s.catalog.wait(f));
+  const auto first = s.catalog.status(f).index;
+  s.catalog.prepare(f, Need::kSoon);  // settled: nothing to do
+  EXPECT_EQ(s.catalog.status(f).index, first);
+  s.catalog.prepare(f, Need::kRebuild);
+  settle_guarded(s.catalog, f);
+  const engine::IndexStatus st = s.catalog.status(f);
+  ASSERT_TRUE(st.ready());
+  EXPECT_TRUE(st.origin.built);
+  EXPECT_NE(st.index, first);
+  EXPECT_TRUE(same_index(*st.index, *first));
+}
+
+TEST(CatalogConcurrent, ShutdownSettlesEveryWaitingFile) {
+  CatalogSetup s(1);
+  std::vector<engine::FileRef> files;
+  for (int i = 0; i < 4; ++i) {
+    std::string name = std::to_string(i);  // (not "s" + to_string: a GCC 12 -Wrestrict false positive)
+    name += ".bz2";
+    files.push_back(s.add(name, text_bytes(scaled(6000000, 2000000), 20 + i)));
+  }
+  for (const auto& f : files) s.catalog.prepare(f, Need::kSoon);
+  std::vector<std::thread> waiters;
+  std::atomic<int> returned{0};
+  for (const auto& f : files)
+    waiters.emplace_back([&, f] {
+      s.catalog.wait(f);
+      ++returned;
+    });
+  s.catalog.shutdown();
+  for (auto& t : waiters) t.join();
+  EXPECT_EQ(returned.load(), 4);
+  for (const auto& f : files) {
+    const engine::IndexStatus st = s.catalog.status(f);
+    EXPECT_TRUE(st.settled());
+    if (!st.ready()) {
+      EXPECT_EQ(st.error, "unmounting");
+    }
+  }
+  // After shutdown nothing new is built: a new file fails at once.
+  const engine::FileRef late = s.add("late.bz2", text_bytes(1000, 1));
+  EXPECT_FALSE(s.catalog.wait(late));
+  EXPECT_EQ(s.catalog.status(late).error, "unmounting");
+}
+
+TEST(CatalogConcurrent, ManyThreadsWaitForOneBuild) {
+  CatalogSetup s;
+  const Bytes plain = text_bytes(scaled(3000000, 1000000), 11);
+  const engine::FileRef f = s.add("many.bz2", plain);
+  std::vector<std::thread> ts;
+  std::vector<std::shared_ptr<engine::Reader>> readers(8);
+  for (int i = 0; i < 8; ++i)
+    ts.emplace_back([&, i] {
+      std::string error;
+      readers[i] = s.catalog.open(f, &error);
+    });
+  for (auto& t : ts) t.join();
+  for (const auto& r : readers) {
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->size(), plain.size());
+  }
+  // The build leaves the catalog's books just after it settles the file.
+  EXPECT_TRUE(eventually([&] { return s.catalog.pending() == 0; }));
+}
+
+TEST(Catalog, StartsLikeBzip2LooksAtTheHeader) {
+  TempDir dir;
+  auto probe = [&](const Bytes& content) {
+    const int fd = ::open(dir.write("probe", content).c_str(), O_RDONLY);
+    const bool yes = Catalog::starts_like_bzip2(fd);
+    ::close(fd);
+    return yes;
+  };
+  EXPECT_TRUE(probe(libbz2_compress(to_bytes("x"), 9)));
+  EXPECT_TRUE(probe(to_bytes("BZh1")));
+  EXPECT_FALSE(probe(to_bytes("BZh0")));
+  EXPECT_FALSE(probe(to_bytes("BZh")));
+  EXPECT_FALSE(probe(to_bytes("")));
+  EXPECT_FALSE(probe(to_bytes("PK\x03\x04")));
+}
+
+}  // namespace
+}  // namespace mibz2::test
