@@ -1,0 +1,131 @@
+// mibz2-corpus-gen: deterministic test and benchmark inputs that look and compress like real dumps.
+//
+//   mibz2-corpus-gen --kind wikidata|wikipedia --size SIZE [--seed N] [--out FILE]
+//
+// wikidata:  a Wikidata-like JSON dump: "[" on the first line, one entity per line ending in ","
+//            (except the last), "]" on the last line.
+// wikipedia: a MediaWiki XML export (<mediawiki>, <siteinfo>, <page>s with wikitext revisions).
+//
+// The same kind, seed and size give the same bytes on every machine: the generator uses its own
+// PRNG and integer arithmetic only (no std distributions, no libm), and no locale. The output is
+// exactly SIZE bytes; the end is filled with small entities and one padded entity so the document
+// stays well formed (only sizes below a few hundred bytes, or below the XML header, are cut short).
+// Not installed; scripts/make-corpus drives it.
+#include <getopt.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "model.h"
+#include "sink.h"
+#include "wikidata.h"
+#include "wikipedia.h"
+
+namespace {
+
+using namespace mibz2::corpus;
+
+bool parse_size(const char* text, uint64_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (end == text || errno || *text == '-') return false;
+  uint64_t mult = 1;
+  std::string_view rest(end);
+  if (rest == "" || rest == "B") {
+    mult = 1;
+  } else if (rest == "K" || rest == "k" || rest == "KiB") {
+    mult = uint64_t{1} << 10;
+  } else if (rest == "M" || rest == "MiB") {
+    mult = uint64_t{1} << 20;
+  } else if (rest == "G" || rest == "GiB") {
+    mult = uint64_t{1} << 30;
+  } else {
+    return false;
+  }
+  if (v > (uint64_t{1} << 50) / mult) return false;
+  *out = v * mult;
+  return true;
+}
+
+void usage(FILE* f) {
+  std::fprintf(f,
+               "usage: mibz2-corpus-gen --kind wikidata|wikipedia --size SIZE [--seed N] [--out FILE]\n"
+               "Writes a deterministic Wikidata-like JSON dump or Wikipedia-like XML export of exactly SIZE\n"
+               "bytes (suffixes K, M, G are powers of 1024) to FILE or standard output.\n"
+               "  -k, --kind KIND  wikidata (default) or wikipedia\n"
+               "  -s, --size SIZE  output size in bytes, e.g. 200M\n"
+               "  -S, --seed N     seed (default 1); same kind, seed and size give the same bytes\n"
+               "  -o, --out FILE   output file (default: standard output)\n"
+               "  -h, --help       this help\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  static const option kOptions[] = {
+      {"kind", required_argument, nullptr, 'k'}, {"size", required_argument, nullptr, 's'},
+      {"seed", required_argument, nullptr, 'S'}, {"out", required_argument, nullptr, 'o'},
+      {"help", no_argument, nullptr, 'h'},       {nullptr, 0, nullptr, 0},
+  };
+  std::string kind = "wikidata", out_path;
+  uint64_t size = 0, seed = 1;
+  bool have_size = false;
+  int c;
+  while ((c = getopt_long(argc, argv, "k:s:S:o:h", kOptions, nullptr)) != -1) {
+    switch (c) {
+      case 'k': kind = optarg; break;
+      case 's':
+        if (!parse_size(optarg, &size)) {
+          std::fprintf(stderr, "mibz2-corpus-gen: bad size '%s' (bytes, or a number with K, M or G)\n", optarg);
+          return 1;
+        }
+        have_size = true;
+        break;
+      case 'S': {
+        char* end = nullptr;
+        errno = 0;
+        seed = std::strtoull(optarg, &end, 10);
+        if (!*optarg || *end || errno || *optarg == '-') {
+          std::fprintf(stderr, "mibz2-corpus-gen: bad seed '%s'\n", optarg);
+          return 1;
+        }
+        break;
+      }
+      case 'o': out_path = optarg; break;
+      case 'h': usage(stdout); return 0;
+      default: usage(stderr); return 1;
+    }
+  }
+  if (optind != argc || !have_size || (kind != "wikidata" && kind != "wikipedia")) {
+    usage(stderr);
+    return 1;
+  }
+  FILE* f = stdout;
+  if (!out_path.empty()) {
+    f = std::fopen(out_path.c_str(), "wb");
+    if (!f) {
+      std::fprintf(stderr, "mibz2-corpus-gen: %s: %s\n", out_path.c_str(), std::strerror(errno));
+      return 1;
+    }
+  }
+  const Model model;
+  Sink sink(f);
+  const bool ok = kind == "wikidata" ? write_wikidata(model, seed, size, sink) : write_wikipedia(model, seed, size, sink);
+  if (!ok || std::fflush(f) != 0 || (f != stdout && std::fclose(f) != 0)) {
+    std::fprintf(stderr, "mibz2-corpus-gen: writing %s: %s\n", out_path.empty() ? "standard output" : out_path.c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  if (sink.total() != size) {
+    std::fprintf(stderr, "mibz2-corpus-gen: internal error: wrote %llu bytes, not %llu\n",
+                 static_cast<unsigned long long>(sink.total()), static_cast<unsigned long long>(size));
+    return 1;
+  }
+  return 0;
+}
