@@ -11,6 +11,11 @@
 // exactly SIZE bytes; the end is filled with small entities and one padded entity so the document
 // stays well formed (only sizes below a few hundred bytes, or below the XML header, are cut short).
 // Not installed; scripts/make-corpus drives it.
+//
+// The pieces: random.h (the PRNG and Zipf choice everything derives from), text.{h,cc} (numbers,
+// UTF-8, invented vocabularies, sentences), model.{h,cc} (the vocabulary of each language),
+// sink.h (the output and its byte count), wikidata.{h,cc} and wikipedia.{h,cc} (the two kinds of
+// document), and this file (the command line).
 #include <getopt.h>
 
 #include <cerrno>
@@ -30,6 +35,8 @@ namespace {
 
 using namespace mibz2::corpus;
 
+// SIZE as scripts/make-corpus writes it (digits, then K, M or G: powers of 1024), up to 2^50 bytes
+// so that the product cannot overflow.
 bool parse_size(const char* text, uint64_t* out) {
   char* end = nullptr;
   errno = 0;
@@ -65,23 +72,28 @@ void usage(FILE* f) {
                "  -h, --help       this help\n");
 }
 
-}  // namespace
+struct Options {
+  std::string kind = "wikidata";
+  std::string out_path;  // empty: standard output
+  uint64_t size = 0;
+  uint64_t seed = 1;
+};
 
-int main(int argc, char** argv) {
+// Parses the command line into *o. Returns -1 to go on, or the exit status (after the help, or
+// after saying what is wrong).
+int parse_options(int argc, char** argv, Options* o) {
   static const option kOptions[] = {
       {"kind", required_argument, nullptr, 'k'}, {"size", required_argument, nullptr, 's'},
       {"seed", required_argument, nullptr, 'S'}, {"out", required_argument, nullptr, 'o'},
       {"help", no_argument, nullptr, 'h'},       {nullptr, 0, nullptr, 0},
   };
-  std::string kind = "wikidata", out_path;
-  uint64_t size = 0, seed = 1;
   bool have_size = false;
   int c;
   while ((c = getopt_long(argc, argv, "k:s:S:o:h", kOptions, nullptr)) != -1) {
     switch (c) {
-      case 'k': kind = optarg; break;
+      case 'k': o->kind = optarg; break;
       case 's':
-        if (!parse_size(optarg, &size)) {
+        if (!parse_size(optarg, &o->size)) {
           std::fprintf(stderr, "mibz2-corpus-gen: bad size '%s' (bytes, or a number with K, M or G)\n", optarg);
           return 1;
         }
@@ -90,41 +102,50 @@ int main(int argc, char** argv) {
       case 'S': {
         char* end = nullptr;
         errno = 0;
-        seed = std::strtoull(optarg, &end, 10);
+        o->seed = std::strtoull(optarg, &end, 10);
         if (!*optarg || *end || errno || *optarg == '-') {
           std::fprintf(stderr, "mibz2-corpus-gen: bad seed '%s'\n", optarg);
           return 1;
         }
         break;
       }
-      case 'o': out_path = optarg; break;
+      case 'o': o->out_path = optarg; break;
       case 'h': usage(stdout); return 0;
       default: usage(stderr); return 1;
     }
   }
-  if (optind != argc || !have_size || (kind != "wikidata" && kind != "wikipedia")) {
+  if (optind != argc || !have_size || (o->kind != "wikidata" && o->kind != "wikipedia")) {
     usage(stderr);
     return 1;
   }
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  if (const int status = parse_options(argc, argv, &opt); status >= 0) return status;
   FILE* f = stdout;
-  if (!out_path.empty()) {
-    f = std::fopen(out_path.c_str(), "wb");
+  if (!opt.out_path.empty()) {
+    f = std::fopen(opt.out_path.c_str(), "wb");
     if (!f) {
-      std::fprintf(stderr, "mibz2-corpus-gen: %s: %s\n", out_path.c_str(), std::strerror(errno));
+      std::fprintf(stderr, "mibz2-corpus-gen: %s: %s\n", opt.out_path.c_str(), std::strerror(errno));
       return 1;
     }
   }
   const Model model;
   Sink sink(f);
-  const bool ok = kind == "wikidata" ? write_wikidata(model, seed, size, sink) : write_wikipedia(model, seed, size, sink);
+  const bool ok = opt.kind == "wikidata" ? write_wikidata(model, opt.seed, opt.size, sink)
+                                         : write_wikipedia(model, opt.seed, opt.size, sink);
   if (!ok || std::fflush(f) != 0 || (f != stdout && std::fclose(f) != 0)) {
-    std::fprintf(stderr, "mibz2-corpus-gen: writing %s: %s\n", out_path.empty() ? "standard output" : out_path.c_str(),
-                 std::strerror(errno));
+    std::fprintf(stderr, "mibz2-corpus-gen: writing %s: %s\n",
+                 opt.out_path.empty() ? "standard output" : opt.out_path.c_str(), std::strerror(errno));
     return 1;
   }
-  if (sink.total() != size) {
+  if (sink.total() != opt.size) {
     std::fprintf(stderr, "mibz2-corpus-gen: internal error: wrote %llu bytes, not %llu\n",
-                 static_cast<unsigned long long>(sink.total()), static_cast<unsigned long long>(size));
+                 static_cast<unsigned long long>(sink.total()), static_cast<unsigned long long>(opt.size));
     return 1;
   }
   return 0;

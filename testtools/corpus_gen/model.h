@@ -17,7 +17,6 @@ enum LangId : uint32_t { kEn, kDe, kFr, kEs, kIt, kNl, kPt, kSv, kPl, kRu, kUk, 
 struct Model {
   Vocab en, de, fr, es, it, nl, pt, sv, pl, ru, ja, zh, ar, ko, given, family;
   std::array<Lang, kLangCount> langs{};
-  Zipf lang_rank;  // how many languages an entity has labels in
 
   Model();
 };

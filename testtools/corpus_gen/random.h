@@ -8,7 +8,7 @@
 
 namespace mibz2::corpus {
 
-
+// splitmix64: the seeding step of xoshiro, and a good integer hash on its own.
 inline uint64_t splitmix64(uint64_t& x) {
   uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -22,6 +22,7 @@ inline uint64_t mix(uint64_t a, uint64_t b) {
   return splitmix64(x);
 }
 
+// xoshiro256**: fast, with the statistics text generation needs; every choice below derives from it.
 class Rng {
  public:
   explicit Rng(uint64_t seed) {

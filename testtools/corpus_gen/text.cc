@@ -4,7 +4,6 @@
 
 namespace mibz2::corpus {
 
-// Builds n distinct words of 1..4 syllables; `head` words take the top ranks (function words).
 void build_syllable_vocab(Vocab& v, const SyllableSet& set, const std::vector<std::string_view>& head, uint32_t n,
                           uint64_t seed, uint32_t zipf_q, uint32_t tail) {
   std::unordered_set<std::string> seen;
@@ -29,7 +28,6 @@ void build_syllable_vocab(Vocab& v, const SyllableSet& set, const std::vector<st
   v.finish(zipf_q, tail);
 }
 
-// Words of `min..max` code points, each drawn from `alphabet` with a Zipf preference.
 void build_codepoint_vocab(Vocab& v, const std::vector<uint32_t>& alphabet, uint32_t min_len, uint32_t max_len,
                            uint32_t n, uint64_t seed, uint32_t zipf_q, uint32_t tail) {
   std::unordered_set<std::string> seen;
@@ -52,7 +50,6 @@ std::vector<uint32_t> codepoint_range(uint32_t first, uint32_t last) {
   return out;
 }
 
-// A scattered, fixed selection of `count` code points in [first, last].
 std::vector<uint32_t> codepoint_sample(uint32_t first, uint32_t last, uint32_t count, uint64_t seed) {
   std::vector<uint32_t> out;
   std::unordered_set<uint32_t> seen;

@@ -13,7 +13,7 @@
 
 namespace mibz2::corpus {
 
-
+// Appending to the document: std::to_chars and hand-made digits, no locale, no printf.
 inline void put_u64(std::string& s, uint64_t v) {
   char tmp[24];
   const auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
@@ -65,8 +65,8 @@ inline void capitalize_at(std::string& s, size_t pos) {
   if (pos < s.size() && s[pos] >= 'a' && s[pos] <= 'z') s[pos] = static_cast<char>(s[pos] - 32);
 }
 
-// Vocabularies: words made of syllables, one table per script, ranked for Zipf choice.
-
+// A vocabulary: words (made of syllables or code points, one vocabulary per script) in one arena,
+// ranked for Zipf choice. finish() once all words are in.
 class Vocab {
  public:
   void add(std::string_view w) {
@@ -88,6 +88,7 @@ class Vocab {
   Zipf zipf_;
 };
 
+// The sounds a language's words are made of: a syllable is onset + nucleus (+ coda).
 struct SyllableSet {
   std::vector<std::string_view> onsets, nuclei, codas;
 };
@@ -105,6 +106,7 @@ std::vector<uint32_t> codepoint_range(uint32_t first, uint32_t last);
 // A scattered, fixed selection of `count` code points in [first, last].
 std::vector<uint32_t> codepoint_sample(uint32_t first, uint32_t last, uint32_t count, uint64_t seed);
 
+// How one language is written.
 struct Lang {
   const char* code;
   const Vocab* vocab;
@@ -122,6 +124,8 @@ struct TextStyle {
 // real text its repeated phrases).
 void put_words(std::string& s, Rng& rng, const Vocab& v, bool spaced, uint32_t n, const TextStyle& style = {});
 
+// A sentence of `n` words: capitalised, with commas now and then (the language's own comma), and a
+// full stop ("。" for the languages written without spaces).
 void put_sentence(std::string& s, Rng& rng, const Lang& lang, uint32_t n);
 
 // Fills `s` with exactly n bytes of ASCII words separated by spaces (the last one cut to fit).

@@ -9,6 +9,9 @@
 namespace mibz2::corpus {
 namespace {
 
+// Entities of the kinds the real dump is made of, in its proportions: scholarly articles (a third),
+// people, taxa, places, categories, disambiguation pages, creative works. Identifiers, references
+// and descriptions recur with Zipf laws, as in the real graph, so the JSON compresses like it.
 class WikidataGen {
  public:
   WikidataGen(const Model& m, uint64_t seed) : m_(m), rng_(seed ^ 0x5749'4b49'4441'5441ULL) {
@@ -373,48 +376,82 @@ class WikidataGen {
     return t;
   }
 
+  // The names an entity is known by: its English label, the languages it has labels in, and the
+  // key its names in non-Latin scripts derive from (so a person's name reads alike in every script).
+  struct Names {
+    std::string en_label;
+    std::vector<LangId> langs;
+    uint64_t name_key = 0;
+  };
+  using LabelList = std::vector<std::pair<LangId, std::string>>;
+
   void build_entity(Kind kind) {
     std::string& s = o();
     s.append(R"({"type":"item","id":"Q)");
     put_u64(s, qid_);
     s.push_back('"');
+    const Names names = choose_names(kind);
+    const LabelList labels = put_labels_and_descriptions(kind, names);
+    put_aliases(kind, names);
+    s.append(R"(,"claims":{)");
+    first_claim_ = true;
+    switch (kind) {
+      case kArticle:
+        article_claims(names.en_label);
+        article_identifiers(names.en_label);
+        break;
+      case kHuman:
+        human_claims();
+        human_identifiers(names.en_label);
+        break;
+      case kTaxon: taxon_claims(names); break;
+      case kPlace: place_claims(names.en_label); break;
+      case kCategory: category_claims(); break;
+      case kDisambig: disambiguation_claims(); break;
+      case kWork:
+      case kKindCount: work_claims(names.en_label); break;
+    }
+    s.push_back('}');
+    put_entity_sitelinks(kind, labels);
+    s.append(R"(,"lastrevid":)");
+    put_u64(s, 1000000000 + rng_.below(1400000000));
+    s.push_back('}');
+  }
 
-    // Names and labels.
-    std::string en_label;
-    std::vector<LangId> langs;
-    std::vector<std::pair<LangId, std::string>> labels, descs, aliases;
-    std::string tmp;
-    uint64_t name_key = rng_.next();
+  // The English label comes first; the labels in other languages derive from it.
+  Names choose_names(Kind kind) {
+    Names n;
+    n.name_key = rng_.next();
     switch (kind) {
       case kHuman: {
         const uint32_t g = m_.given.pick(rng_), f = m_.family.pick(rng_);
-        en_label = std::string(m_.given.word(g)) + " " + std::string(m_.family.word(f));
-        capitalize_at(en_label, 0);
-        capitalize_at(en_label, m_.given.word(g).size() + 1);
-        name_key = mix(g, f);
-        choose_languages(langs, rng_.percent(25) ? 300 : 150);
+        n.en_label = std::string(m_.given.word(g)) + " " + std::string(m_.family.word(f));
+        capitalize_at(n.en_label, 0);
+        capitalize_at(n.en_label, m_.given.word(g).size() + 1);
+        n.name_key = mix(g, f);
+        choose_languages(n.langs, rng_.percent(25) ? 300 : 150);
         break;
       }
       case kArticle: {
-        put_sentence(en_label, rng_, m_.langs[kEn], rng_.range(5, 18));
-        en_label.pop_back();
-        langs = {kEn};
-        if (rng_.percent(30)) langs.push_back(kNl);
+        put_sentence(n.en_label, rng_, m_.langs[kEn], rng_.range(5, 18));
+        n.en_label.pop_back();
+        n.langs = {kEn};
+        if (rng_.percent(30)) n.langs.push_back(kNl);
         break;
       }
       case kTaxon: {
-        en_label = m_.family.word(m_.family.pick(rng_));
-        en_label += ' ';
-        en_label += m_.en.random(rng_);
-        capitalize_at(en_label, 0);
-        choose_languages(langs, 40);
+        n.en_label = m_.family.word(m_.family.pick(rng_));
+        n.en_label += ' ';
+        n.en_label += m_.en.random(rng_);
+        capitalize_at(n.en_label, 0);
+        choose_languages(n.langs, 40);
         break;
       }
       case kPlace: {
-        en_label = std::string(m_.family.word(m_.family.pick(rng_)));
-        if (rng_.percent(30)) en_label += rng_.percent(50) ? "ville" : "burg";
-        capitalize_at(en_label, 0);
-        choose_languages(langs, rng_.percent(20) ? 300 : 150);
+        n.en_label = std::string(m_.family.word(m_.family.pick(rng_)));
+        if (rng_.percent(30)) n.en_label += rng_.percent(50) ? "ville" : "burg";
+        capitalize_at(n.en_label, 0);
+        choose_languages(n.langs, rng_.percent(20) ? 300 : 150);
         break;
       }
       case kCategory:
@@ -422,12 +459,20 @@ class WikidataGen {
       case kWork:
       case kKindCount: {
         Rng trng(rng_.next());
-        en_label = title_words(trng, rng_.range(1, 4));
-        choose_languages(langs, kind == kWork ? 150 : 200);
+        n.en_label = title_words(trng, rng_.range(1, 4));
+        choose_languages(n.langs, kind == kWork ? 150 : 200);
         break;
       }
     }
-    for (LangId l : langs) {
+    return n;
+  }
+
+  // "labels" and "descriptions"; returns the labels (the sitelinks' titles come from them).
+  LabelList put_labels_and_descriptions(Kind kind, const Names& names) {
+    const std::string& en_label = names.en_label;
+    LabelList labels, descs;
+    std::string tmp;
+    for (LangId l : names.langs) {
       if (kind == kArticle || kind == kTaxon) {
         labels.emplace_back(l, en_label);
       } else if (kind == kCategory) {
@@ -435,7 +480,7 @@ class WikidataGen {
         tmp += en_label;
         labels.emplace_back(l, tmp);
       } else {
-        name_in(tmp, l, en_label, name_key);
+        name_in(tmp, l, en_label, names.name_key);
         labels.emplace_back(l, tmp);
       }
       if (kind != kCategory && rng_.percent(kind == kArticle ? 95 : 70)) {
@@ -455,11 +500,17 @@ class WikidataGen {
     }
     put_label_map("labels", labels);
     put_label_map("descriptions", descs);
-    // Aliases: lists per language.
+    return labels;
+  }
+
+  // "aliases": lists per language, for the kinds of items that have other names.
+  void put_aliases(Kind kind, const Names& names) {
+    const std::string& en_label = names.en_label;
+    std::string& s = o();
     s.append(R"(,"aliases":{)");
     if (kind == kHuman || kind == kPlace || kind == kWork) {
       bool first = true;
-      for (LangId l : langs) {
+      for (LangId l : names.langs) {
         if (!rng_.percent(30)) continue;
         if (!first) s.push_back(',');
         first = false;
@@ -485,228 +536,11 @@ class WikidataGen {
       }
     }
     s.push_back('}');
+  }
 
-    // Claims.
-    s.append(R"(,"claims":{)");
-    first_claim_ = true;
-    const auto item = [&](uint32_t pool, uint32_t size) { return [this, pool, size](uint32_t) { dv_item(pool_qid(pool, size)); }; };
-    const auto fixed = [&](uint64_t q) { return [this, q](uint32_t) { dv_item(q); }; };
-    const auto digits = [&](const char* type, uint32_t lo, uint32_t hi, const char* prefix = "") {
-      return [this, type, lo, hi, prefix](uint32_t) {
-        dv_string_begin();
-        o().append(prefix);
-        put_u64(o(), rng_.range(lo, hi));
-        dv_string_end(type);
-      };
-    };
-    switch (kind) {
-      case kArticle: {
-        claim("P31", 1, fixed(13442814), 20);
-        claim("P1476", 1, [&](uint32_t) { dv_monolingual(en_label, "en"); }, 70);
-        const uint32_t named_authors = rng_.tail(0, 70, 40);
-        if (named_authors) claim("P50", named_authors, item(5, 2000000), 50, true);
-        const uint32_t string_authors = rng_.tail(1, 75, 60);
-        claim("P2093", string_authors, [&](uint32_t) {
-          dv_string_begin();
-          std::string_view g = m_.given.random(rng_);
-          o().push_back(static_cast<char>(g[0] - 32));
-          if (rng_.percent(50)) {
-            o().append(g.substr(1));
-          } else {
-            o().push_back('.');
-          }
-          o().push_back(' ');
-          const size_t at = o().size();
-          o().append(m_.family.random(rng_));
-          capitalize_at(o(), at);
-          dv_string_end("string");
-        }, 70, true);
-        claim("P577", 1, [&](uint32_t) { dv_random_time(1950, 2024); }, 80);
-        claim("P1433", 1, item(6, 30000), 80);
-        if (rng_.percent(80)) claim("P478", 1, digits("string", 1, 400), 80);
-        if (rng_.percent(60)) claim("P433", 1, digits("string", 1, 24), 80);
-        if (rng_.percent(70)) claim("P304", 1, [&](uint32_t) {
-          dv_string_begin();
-          const uint32_t p = rng_.range(1, 3000);
-          put_u64(o(), p);
-          o().push_back('-');
-          put_u64(o(), p + rng_.range(1, 30));
-          dv_string_end("string");
-        }, 80);
-        claim("P356", 1, [&](uint32_t) {
-          dv_string_begin();
-          o().append("10.");
-          put_u64(o(), 1000 + mix(9, rng_.below(3000)) % 9000);
-          o().push_back('/');
-          const size_t at = o().size();
-          put_words(o(), rng_, m_.en, false, rng_.range(1, 2));
-          for (size_t i = at; i < o().size(); ++i)
-            if (o()[i] >= 'a' && o()[i] <= 'z') o()[i] = static_cast<char>(o()[i] - 32);
-          o().push_back('.');
-          put_u64(o(), rng_.below(100000));
-          dv_string_end("external-id");
-        }, 80);
-        if (rng_.percent(70)) claim("P698", 1, digits("external-id", 1000000, 38000000), 80);
-        if (rng_.percent(30)) claim("P932", 1, digits("external-id", 100000, 10000000), 80);
-        if (rng_.percent(50)) claim("P921", rng_.tail(1, 50, 10), item(7, 200000), 30);
-        const uint32_t cites = rng_.percent(20) ? rng_.tail(1, 95, 200) : 0;
-        if (cites) claim("P2860", cites, [&](uint32_t) { dv_item(any_qid()); }, 90);
-        if (rng_.percent(40)) claim("P407", 1, fixed(1860), 10);
-        if (rng_.percent(45)) claim("P6179", 1, digits("external-id", 1000000000, 2100000000, "pub."), 80);
-        if (rng_.percent(15)) claim("P818", 1, [&](uint32_t) {
-          dv_string_begin();
-          put_padded(o(), rng_.range(7, 24), 2);
-          put_padded(o(), rng_.range(1, 12), 2);
-          o().push_back('.');
-          put_padded(o(), rng_.below(100000), 5);
-          dv_string_end("external-id");
-        }, 80);
-        if (rng_.percent(25)) claim("P5875", 1, [&](uint32_t) {  // ResearchGate publication ID
-          dv_string_begin();
-          put_u64(o(), rng_.range(200000000, 380000000));
-          o().push_back('_');
-          const size_t at = o().size();
-          o().append(en_label.substr(0, 60));
-          for (size_t i = at; i < o().size(); ++i)
-            if (o()[i] == ' ') o()[i] = '_';
-          dv_string_end("external-id");
-        }, 40);
-        break;
-      }
-      case kHuman: {
-        claim("P31", 1, fixed(5), 40);
-        claim("P21", 1, fixed(rng_.percent(75) ? 6581097 : 6581072), 50);
-        claim("P27", rng_.tail(1, 10, 3), item(1, 200), 50);
-        const uint32_t born = rng_.range(1700, 2005);
-        claim("P569", 1, [&, born](uint32_t) {
-          const uint32_t month = rng_.range(1, 12);
-          const uint32_t day = rng_.range(1, 28);
-          dv_time(born, month, day, rng_.percent(80) ? 11 : 9);
-        }, 70);
-        if (born < 1950 || rng_.percent(10)) claim("P570", 1, [&, born](uint32_t) {
-          const uint32_t year = born + rng_.range(20, 95);
-          const uint32_t month = rng_.range(1, 12);
-          const uint32_t day = rng_.range(1, 28);
-          dv_time(year, month, day, 11);
-        }, 70);
-        if (rng_.percent(60)) claim("P19", 1, item(2, 300000), 50);
-        if (rng_.percent(30)) claim("P20", 1, item(2, 300000), 50);
-        claim("P106", rng_.tail(1, 40, 8), item(3, 800), 40);
-        if (rng_.percent(50)) claim("P735", 1, item(8, 40000), 20);
-        if (rng_.percent(50)) claim("P734", 1, item(9, 200000), 20);
-        if (rng_.percent(40)) claim("P1412", rng_.tail(1, 20, 4), item(4, 300), 30);
-        if (rng_.percent(40)) claim("P69", rng_.tail(1, 30, 4), item(10, 20000), 40);
-        if (rng_.percent(50)) claim("P214", 1, digits("external-id", 1000000, 999999999), 60);
-        if (rng_.percent(40)) claim("P213", 1, [&](uint32_t) {
-          dv_string_begin();
-          o().append("0000 000");
-          put_u64(o(), rng_.below(10));
-          o().push_back(' ');
-          put_padded(o(), rng_.below(10000), 4);
-          o().push_back(' ');
-          put_padded(o(), rng_.below(10000), 4);
-          dv_string_end("external-id");
-        }, 60);
-        if (rng_.percent(35)) claim("P227", 1, digits("external-id", 100000000, 139999999), 60);
-        if (rng_.percent(30)) claim("P244", 1, digits("external-id", 79000000, 2020000000, "n"), 60);
-        if (rng_.percent(30)) claim("P646", 1, [&](uint32_t) {
-          dv_string_begin();
-          o().append("\\/m\\/0");
-          put_words(o(), rng_, m_.en, false, 1);
-          dv_string_end("external-id");
-        }, 60);
-        if (rng_.percent(30)) claim("P18", 1, [&](uint32_t) {
-          dv_string_begin();
-          o().append(en_label);
-          o().append(rng_.percent(80) ? " (" : " in ");
-          put_u64(o(), rng_.range(1900, 2024));
-          o().append(rng_.percent(80) ? ").jpg" : ".JPG");
-          dv_string_end("commonsMedia");
-        }, 10);
-        if (rng_.percent(15)) claim("P39", rng_.tail(1, 50, 10), item(11, 5000), 80);
-        if (rng_.percent(10)) claim("P166", rng_.tail(1, 50, 10), item(12, 10000), 80);
-        if (rng_.percent(30)) claim("P268", 1, [&](uint32_t) {
-          dv_string_begin();
-          put_u64(o(), rng_.range(10000000, 17999999));
-          o().push_back("0123456789bcdfghjkmnpqrstvwxz"[rng_.below(29)]);
-          dv_string_end("external-id");
-        }, 60);
-        if (rng_.percent(25)) claim("P269", 1, digits("external-id", 26000000, 270000000, "0"), 60);
-        if (rng_.percent(25)) claim("P1006", 1, digits("external-id", 68000000, 423000000), 60);
-        if (rng_.percent(20)) claim("P2163", 1, digits("external-id", 1000000, 2000000), 60);
-        if (rng_.percent(15)) claim("P2002", 1, [&](uint32_t) {  // an account name
-          dv_string_begin();
-          o().append(m_.given.random(rng_));
-          if (rng_.percent(60)) put_u64(o(), rng_.below(10000));
-          dv_string_end("external-id");
-        }, 30);
-        break;
-      }
-      case kTaxon: {
-        claim("P31", 1, fixed(16521), 30);
-        claim("P225", 1, [&](uint32_t) {
-          dv_string_begin();
-          o().append(en_label);
-          dv_string_end("string");
-        }, 90);
-        claim("P105", 1, fixed(rng_.percent(80) ? 7432 : 34740), 60);
-        claim("P171", 1, item(13, 500000), 80);
-        if (rng_.percent(70)) claim("P685", 1, digits("external-id", 1000, 3000000), 80);
-        if (rng_.percent(70)) claim("P846", 1, digits("external-id", 1000000, 12000000), 80);
-        if (rng_.percent(40)) claim("P830", 1, digits("external-id", 10000, 70000000), 80);
-        if (rng_.percent(30)) claim("P1843", rng_.tail(1, 60, 8), [&](uint32_t) {
-          const LangId l = langs[rng_.below(static_cast<uint32_t>(langs.size()))];
-          std::string t;
-          put_words(t, rng_, *m_.langs[l].vocab, m_.langs[l].spaced, rng_.range(1, 3));
-          dv_monolingual(t, m_.langs[l].code);
-        }, 60);
-        break;
-      }
-      case kPlace: {
-        claim("P31", rng_.tail(1, 20, 3), item(14, 300), 30);
-        claim("P17", 1, item(1, 200), 40);
-        claim("P131", rng_.tail(1, 20, 3), item(2, 300000), 40);
-        claim("P625", 1, [&](uint32_t) { dv_coordinate(); }, 60);
-        if (rng_.percent(60)) {
-          claim("P1082", rng_.tail(1, 50, 12), [&](uint32_t) { dv_quantity(rng_.range(10, 2000000), nullptr); }, 80);
-        }
-        if (rng_.percent(40)) claim("P2046", 1, [&](uint32_t) { dv_quantity(rng_.range(1, 5000), "Q712226"); }, 50);
-        if (rng_.percent(40)) claim("P281", 1, digits("string", 10000, 99999), 40);
-        if (rng_.percent(30)) claim("P421", 1, item(15, 40), 20);
-        if (rng_.percent(50)) claim("P1566", 1, digits("external-id", 100000, 12000000), 60);
-        if (rng_.percent(20)) claim("P856", 1, [&](uint32_t) {
-          dv_string_begin();
-          o().append("https:\\/\\/www.");
-          for (char c : en_label) o().push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c);
-          o().append(rng_.percent(50) ? ".de\\/" : ".gov\\/");
-          dv_string_end("url");
-        }, 20);
-        break;
-      }
-      case kCategory:
-        claim("P31", 1, fixed(4167836), 5);
-        if (rng_.percent(40)) claim("P301", 1, [&](uint32_t) { dv_item(any_qid()); }, 5);
-        break;
-      case kDisambig:
-        claim("P31", 1, fixed(4167410), 5);
-        break;
-      case kWork:
-      case kKindCount: {
-        claim("P31", 1, item(16, 400), 40);
-        claim("P577", rng_.tail(1, 30, 5), [&](uint32_t) { dv_random_time(1900, 2024); }, 60);
-        if (rng_.percent(70)) claim("P495", 1, item(1, 200), 50);
-        if (rng_.percent(60)) claim("P136", rng_.tail(1, 40, 5), item(17, 1500), 40);
-        if (rng_.percent(40)) claim("P57", 1, item(5, 2000000), 50);
-        if (rng_.percent(40)) claim("P161", rng_.tail(1, 85, 40), item(5, 2000000), 30);
-        if (rng_.percent(40)) claim("P2047", 1, [&](uint32_t) { dv_quantity(rng_.range(3, 200), "Q7727"); }, 50);
-        if (rng_.percent(40)) claim("P345", 1, digits("external-id", 1000000, 29999999, "tt"), 60);
-        if (rng_.percent(30)) claim("P1476", 1, [&](uint32_t) { dv_monolingual(en_label, "en"); }, 40);
-        break;
-      }
-    }
-    s.push_back('}');
-
-    // Sitelinks.
+  // Sitelinks: titles in some of the label languages (none for scholarly articles).
+  void put_entity_sitelinks(Kind kind, const LabelList& labels) {
+    std::string& s = o();
     std::vector<LangId> wikis;
     std::vector<std::string> titles;
     const uint32_t sitelink_percent = kind == kArticle ? 0 : kind == kHuman || kind == kPlace ? 70 : 60;
@@ -723,9 +557,240 @@ class WikidataGen {
     } else {
       put_sitelinks(wikis, titles, nullptr);
     }
-    s.append(R"(,"lastrevid":)");
-    put_u64(s, 1000000000 + rng_.below(1400000000));
-    s.push_back('}');
+  }
+
+  // --- claims of each kind of item ------------------------------------------------------------
+  // Value makers for claim(): an item from a fixed pool, one fixed item, a number as a string.
+  auto item(uint32_t pool, uint32_t size) {
+    return [this, pool, size](uint32_t) { dv_item(pool_qid(pool, size)); };
+  }
+  auto fixed(uint64_t q) {
+    return [this, q](uint32_t) { dv_item(q); };
+  }
+  auto digits(const char* type, uint32_t lo, uint32_t hi, const char* prefix = "") {
+    return [this, type, lo, hi, prefix](uint32_t) {
+      dv_string_begin();
+      o().append(prefix);
+      put_u64(o(), rng_.range(lo, hi));
+      dv_string_end(type);
+    };
+  }
+
+  // A scholarly article (a third of the real dump): its title, authors, date and journal.
+  void article_claims(const std::string& en_label) {
+    claim("P31", 1, fixed(13442814), 20);
+    claim("P1476", 1, [&](uint32_t) { dv_monolingual(en_label, "en"); }, 70);
+    const uint32_t named_authors = rng_.tail(0, 70, 40);
+    if (named_authors) claim("P50", named_authors, item(5, 2000000), 50, true);
+    const uint32_t string_authors = rng_.tail(1, 75, 60);
+    claim("P2093", string_authors, [&](uint32_t) {
+      dv_string_begin();
+      std::string_view g = m_.given.random(rng_);
+      o().push_back(static_cast<char>(g[0] - 32));
+      if (rng_.percent(50)) {
+        o().append(g.substr(1));
+      } else {
+        o().push_back('.');
+      }
+      o().push_back(' ');
+      const size_t at = o().size();
+      o().append(m_.family.random(rng_));
+      capitalize_at(o(), at);
+      dv_string_end("string");
+    }, 70, true);
+    claim("P577", 1, [&](uint32_t) { dv_random_time(1950, 2024); }, 80);
+    claim("P1433", 1, item(6, 30000), 80);
+    if (rng_.percent(80)) claim("P478", 1, digits("string", 1, 400), 80);
+    if (rng_.percent(60)) claim("P433", 1, digits("string", 1, 24), 80);
+    if (rng_.percent(70)) claim("P304", 1, [&](uint32_t) {
+      dv_string_begin();
+      const uint32_t p = rng_.range(1, 3000);
+      put_u64(o(), p);
+      o().push_back('-');
+      put_u64(o(), p + rng_.range(1, 30));
+      dv_string_end("string");
+    }, 80);
+  }
+
+  // A scholarly article's identifiers (DOI, PubMed...), topics and citations.
+  void article_identifiers(const std::string& en_label) {
+    claim("P356", 1, [&](uint32_t) {
+      dv_string_begin();
+      o().append("10.");
+      put_u64(o(), 1000 + mix(9, rng_.below(3000)) % 9000);
+      o().push_back('/');
+      const size_t at = o().size();
+      put_words(o(), rng_, m_.en, false, rng_.range(1, 2));
+      for (size_t i = at; i < o().size(); ++i)
+        if (o()[i] >= 'a' && o()[i] <= 'z') o()[i] = static_cast<char>(o()[i] - 32);
+      o().push_back('.');
+      put_u64(o(), rng_.below(100000));
+      dv_string_end("external-id");
+    }, 80);
+    if (rng_.percent(70)) claim("P698", 1, digits("external-id", 1000000, 38000000), 80);
+    if (rng_.percent(30)) claim("P932", 1, digits("external-id", 100000, 10000000), 80);
+    if (rng_.percent(50)) claim("P921", rng_.tail(1, 50, 10), item(7, 200000), 30);
+    const uint32_t cites = rng_.percent(20) ? rng_.tail(1, 95, 200) : 0;
+    if (cites) claim("P2860", cites, [&](uint32_t) { dv_item(any_qid()); }, 90);
+    if (rng_.percent(40)) claim("P407", 1, fixed(1860), 10);
+    if (rng_.percent(45)) claim("P6179", 1, digits("external-id", 1000000000, 2100000000, "pub."), 80);
+    if (rng_.percent(15)) claim("P818", 1, [&](uint32_t) {
+      dv_string_begin();
+      put_padded(o(), rng_.range(7, 24), 2);
+      put_padded(o(), rng_.range(1, 12), 2);
+      o().push_back('.');
+      put_padded(o(), rng_.below(100000), 5);
+      dv_string_end("external-id");
+    }, 80);
+    if (rng_.percent(25)) claim("P5875", 1, [&](uint32_t) {  // ResearchGate publication ID
+      dv_string_begin();
+      put_u64(o(), rng_.range(200000000, 380000000));
+      o().push_back('_');
+      const size_t at = o().size();
+      o().append(en_label.substr(0, 60));
+      for (size_t i = at; i < o().size(); ++i)
+        if (o()[i] == ' ') o()[i] = '_';
+      dv_string_end("external-id");
+    }, 40);
+  }
+
+  // A person: born and died when and where, nationality, occupations.
+  void human_claims() {
+    claim("P31", 1, fixed(5), 40);
+    claim("P21", 1, fixed(rng_.percent(75) ? 6581097 : 6581072), 50);
+    claim("P27", rng_.tail(1, 10, 3), item(1, 200), 50);
+    const uint32_t born = rng_.range(1700, 2005);
+    claim("P569", 1, [&, born](uint32_t) {
+      const uint32_t month = rng_.range(1, 12);
+      const uint32_t day = rng_.range(1, 28);
+      dv_time(born, month, day, rng_.percent(80) ? 11 : 9);
+    }, 70);
+    if (born < 1950 || rng_.percent(10)) claim("P570", 1, [&, born](uint32_t) {
+      const uint32_t year = born + rng_.range(20, 95);
+      const uint32_t month = rng_.range(1, 12);
+      const uint32_t day = rng_.range(1, 28);
+      dv_time(year, month, day, 11);
+    }, 70);
+    if (rng_.percent(60)) claim("P19", 1, item(2, 300000), 50);
+    if (rng_.percent(30)) claim("P20", 1, item(2, 300000), 50);
+    claim("P106", rng_.tail(1, 40, 8), item(3, 800), 40);
+    if (rng_.percent(50)) claim("P735", 1, item(8, 40000), 20);
+    if (rng_.percent(50)) claim("P734", 1, item(9, 200000), 20);
+    if (rng_.percent(40)) claim("P1412", rng_.tail(1, 20, 4), item(4, 300), 30);
+    if (rng_.percent(40)) claim("P69", rng_.tail(1, 30, 4), item(10, 20000), 40);
+  }
+
+  // A person's identifiers in authority files and elsewhere.
+  void human_identifiers(const std::string& en_label) {
+    if (rng_.percent(50)) claim("P214", 1, digits("external-id", 1000000, 999999999), 60);
+    if (rng_.percent(40)) claim("P213", 1, [&](uint32_t) {
+      dv_string_begin();
+      o().append("0000 000");
+      put_u64(o(), rng_.below(10));
+      o().push_back(' ');
+      put_padded(o(), rng_.below(10000), 4);
+      o().push_back(' ');
+      put_padded(o(), rng_.below(10000), 4);
+      dv_string_end("external-id");
+    }, 60);
+    if (rng_.percent(35)) claim("P227", 1, digits("external-id", 100000000, 139999999), 60);
+    if (rng_.percent(30)) claim("P244", 1, digits("external-id", 79000000, 2020000000, "n"), 60);
+    if (rng_.percent(30)) claim("P646", 1, [&](uint32_t) {
+      dv_string_begin();
+      o().append("\\/m\\/0");
+      put_words(o(), rng_, m_.en, false, 1);
+      dv_string_end("external-id");
+    }, 60);
+    if (rng_.percent(30)) claim("P18", 1, [&](uint32_t) {
+      dv_string_begin();
+      o().append(en_label);
+      o().append(rng_.percent(80) ? " (" : " in ");
+      put_u64(o(), rng_.range(1900, 2024));
+      o().append(rng_.percent(80) ? ").jpg" : ".JPG");
+      dv_string_end("commonsMedia");
+    }, 10);
+    if (rng_.percent(15)) claim("P39", rng_.tail(1, 50, 10), item(11, 5000), 80);
+    if (rng_.percent(10)) claim("P166", rng_.tail(1, 50, 10), item(12, 10000), 80);
+    if (rng_.percent(30)) claim("P268", 1, [&](uint32_t) {
+      dv_string_begin();
+      put_u64(o(), rng_.range(10000000, 17999999));
+      o().push_back("0123456789bcdfghjkmnpqrstvwxz"[rng_.below(29)]);
+      dv_string_end("external-id");
+    }, 60);
+    if (rng_.percent(25)) claim("P269", 1, digits("external-id", 26000000, 270000000, "0"), 60);
+    if (rng_.percent(25)) claim("P1006", 1, digits("external-id", 68000000, 423000000), 60);
+    if (rng_.percent(20)) claim("P2163", 1, digits("external-id", 1000000, 2000000), 60);
+    if (rng_.percent(15)) claim("P2002", 1, [&](uint32_t) {  // an account name
+      dv_string_begin();
+      o().append(m_.given.random(rng_));
+      if (rng_.percent(60)) put_u64(o(), rng_.below(10000));
+      dv_string_end("external-id");
+    }, 30);
+  }
+
+  void taxon_claims(const Names& names) {
+    const std::string& en_label = names.en_label;
+    const std::vector<LangId>& langs = names.langs;
+    claim("P31", 1, fixed(16521), 30);
+    claim("P225", 1, [&](uint32_t) {
+      dv_string_begin();
+      o().append(en_label);
+      dv_string_end("string");
+    }, 90);
+    claim("P105", 1, fixed(rng_.percent(80) ? 7432 : 34740), 60);
+    claim("P171", 1, item(13, 500000), 80);
+    if (rng_.percent(70)) claim("P685", 1, digits("external-id", 1000, 3000000), 80);
+    if (rng_.percent(70)) claim("P846", 1, digits("external-id", 1000000, 12000000), 80);
+    if (rng_.percent(40)) claim("P830", 1, digits("external-id", 10000, 70000000), 80);
+    if (rng_.percent(30)) claim("P1843", rng_.tail(1, 60, 8), [&](uint32_t) {
+      const LangId l = langs[rng_.below(static_cast<uint32_t>(langs.size()))];
+      std::string t;
+      put_words(t, rng_, *m_.langs[l].vocab, m_.langs[l].spaced, rng_.range(1, 3));
+      dv_monolingual(t, m_.langs[l].code);
+    }, 60);
+  }
+
+  void place_claims(const std::string& en_label) {
+    claim("P31", rng_.tail(1, 20, 3), item(14, 300), 30);
+    claim("P17", 1, item(1, 200), 40);
+    claim("P131", rng_.tail(1, 20, 3), item(2, 300000), 40);
+    claim("P625", 1, [&](uint32_t) { dv_coordinate(); }, 60);
+    if (rng_.percent(60)) {
+      claim("P1082", rng_.tail(1, 50, 12), [&](uint32_t) { dv_quantity(rng_.range(10, 2000000), nullptr); }, 80);
+    }
+    if (rng_.percent(40)) claim("P2046", 1, [&](uint32_t) { dv_quantity(rng_.range(1, 5000), "Q712226"); }, 50);
+    if (rng_.percent(40)) claim("P281", 1, digits("string", 10000, 99999), 40);
+    if (rng_.percent(30)) claim("P421", 1, item(15, 40), 20);
+    if (rng_.percent(50)) claim("P1566", 1, digits("external-id", 100000, 12000000), 60);
+    if (rng_.percent(20)) claim("P856", 1, [&](uint32_t) {
+      dv_string_begin();
+      o().append("https:\\/\\/www.");
+      for (char c : en_label) o().push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c);
+      o().append(rng_.percent(50) ? ".de\\/" : ".gov\\/");
+      dv_string_end("url");
+    }, 20);
+  }
+
+  void category_claims() {
+    claim("P31", 1, fixed(4167836), 5);
+    if (rng_.percent(40)) claim("P301", 1, [&](uint32_t) { dv_item(any_qid()); }, 5);
+  }
+
+  void disambiguation_claims() {
+    claim("P31", 1, fixed(4167410), 5);
+  }
+
+  // A creative work (film, book, album...).
+  void work_claims(const std::string& en_label) {
+    claim("P31", 1, item(16, 400), 40);
+    claim("P577", rng_.tail(1, 30, 5), [&](uint32_t) { dv_random_time(1900, 2024); }, 60);
+    if (rng_.percent(70)) claim("P495", 1, item(1, 200), 50);
+    if (rng_.percent(60)) claim("P136", rng_.tail(1, 40, 5), item(17, 1500), 40);
+    if (rng_.percent(40)) claim("P57", 1, item(5, 2000000), 50);
+    if (rng_.percent(40)) claim("P161", rng_.tail(1, 85, 40), item(5, 2000000), 30);
+    if (rng_.percent(40)) claim("P2047", 1, [&](uint32_t) { dv_quantity(rng_.range(3, 200), "Q7727"); }, 50);
+    if (rng_.percent(40)) claim("P345", 1, digits("external-id", 1000000, 29999999, "tt"), 60);
+    if (rng_.percent(30)) claim("P1476", 1, [&](uint32_t) { dv_monolingual(en_label, "en"); }, 40);
   }
 
   const Model& m_;
@@ -757,20 +822,11 @@ bool write_wikidata(const Model& m, uint64_t seed, uint64_t size, Sink& out) {
   out.buf.append(head);
   // Regular entities while they fit, then small ones, then one padded entity that ends exactly.
   const uint64_t reserve = WikidataGen::min_filler() + foot.size();
-  bool small = false;
-  uint32_t misses = 0;
-  while (misses < 16) {
-    const size_t mark = out.buf.size();
-    gen.entity(out.buf, small);
-    out.buf.append(",\n");
-    if (out.total() + reserve > size) {
-      out.buf.resize(mark);
-      small = true;
-      ++misses;
-      continue;
-    }
-    if (!out.maybe_flush()) return false;
-  }
+  const bool ok = append_while_room(out, size, reserve, [&](std::string& buf, bool small) {
+    gen.entity(buf, small);
+    buf.append(",\n");
+  });
+  if (!ok) return false;
   gen.filler(out.buf, size - out.total() - foot.size());
   out.buf.append(foot);
   return out.flush();

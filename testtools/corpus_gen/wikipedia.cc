@@ -9,6 +9,10 @@
 namespace mibz2::corpus {
 namespace {
 
+// Pages of an English Wikipedia export: about a quarter redirects, the rest articles from stubs to
+// long ones, whose wikitext has templates, infoboxes, links to other pages of the same export,
+// citations in <ref>s (archived URLs repeating the original, as bots write them), tables, lists
+// and categories.
 class WikipediaGen {
  public:
   WikipediaGen(const Model& m, uint64_t seed) : m_(m), rng_(seed ^ 0x5749'4b49'5045'4449ULL) {}
@@ -161,6 +165,16 @@ class WikipediaGen {
     s.push_back(':');
     put_padded(s, rng_.below(60), 2);
     s.append("Z</timestamp>\n      <contributor>\n");
+    put_contributor(s);
+    s.append("      </contributor>\n");
+    put_comment(s);
+    s.append("      <origin>");
+    put_u64(s, rev);
+    s.append("</origin>\n      <model>wikitext</model>\n      <format>text/x-wiki</format>\n");
+  }
+
+  // A registered user (a few hundred thousand, some far more active than others) or an IP address.
+  void put_contributor(std::string& s) {
     if (rng_.percent(90)) {
       const uint32_t user = user_zipf_.pick(rng_);
       s.append("        <username>");
@@ -183,7 +197,10 @@ class WikipediaGen {
       }
       s.append("</ip>\n");
     }
-    s.append("      </contributor>\n");
+  }
+
+  // Most revisions carry an edit summary, and the same few summaries recur (bots, tools).
+  void put_comment(std::string& s) {
     if (rng_.percent(85)) {
       s.append("      <comment>");
       static const char* const kComments[] = {
@@ -198,9 +215,6 @@ class WikipediaGen {
       }
       s.append("</comment>\n");
     }
-    s.append("      <origin>");
-    put_u64(s, rev);
-    s.append("</origin>\n      <model>wikitext</model>\n      <format>text/x-wiki</format>\n");
   }
 
   void put_text(std::string& s, const std::string& raw) {
@@ -333,7 +347,6 @@ class WikipediaGen {
 
   // A paragraph: sentences of words with links, bold/italic, references and topic words.
   void paragraph(std::string& t, uint32_t sentences) {
-    const Lang& en = m_.langs[kEn];
     for (uint32_t i = 0; i < sentences; ++i) {
       if (i) t += ' ';
       const uint32_t n = rng_.range(6, 30);
@@ -362,7 +375,6 @@ class WikipediaGen {
       t += '.';
       if (rng_.percent(30)) cite(t);
     }
-    (void)en;
   }
 
   void infobox(std::string& t) {
@@ -428,14 +440,31 @@ class WikipediaGen {
     t += "|}\n";
   }
 
+  // An article's wikitext: templates and the lead, sections (stubs have none), then the end
+  // matter: references, links, categories.
   void article(std::string& t) {
+    choose_topic();
+    lead(t);
+    // Stubs are common; a few articles are very long.
+    const uint32_t r = rng_.below(100);
+    const uint32_t sections = r < 35 ? 0 : r < 80 ? rng_.range(1, 5) : rng_.tail(4, 85, 40);
+    for (uint32_t i = 0; i < sections; ++i) section(t);
+    end_matter(t);
+  }
+
+  // Topic words: the title and a few words this article keeps coming back to; and the pages it
+  // keeps linking to.
+  void choose_topic() {
     topic_.clear();
     ref_names_.clear();
-    // Topic words: the title and a few words this article keeps coming back to.
     topic_.push_back(title_);
     related_.clear();
     for (uint32_t i = 0, n = rng_.range(8, 40); i < n; ++i) related_.push_back(link_target());
     for (uint32_t i = 0, n = rng_.range(6, 20); i < n; ++i) topic_.emplace_back(m_.en.word(m_.en.pick(rng_) % 20000));
+  }
+
+  // The templates at the top, perhaps an infobox, and the first paragraph with the title in bold.
+  void lead(std::string& t) {
     if (rng_.percent(80)) {
       t += "{{Short description|";
       put_words(t, rng_, m_.en, true, rng_.range(2, 6));
@@ -456,57 +485,65 @@ class WikipediaGen {
     t += "''' ";
     paragraph(t, rng_.range(2, 5));
     t += "\n\n";
-    // Stubs are common; a few articles are very long.
-    const uint32_t r = rng_.below(100);
-    const uint32_t sections = r < 35 ? 0 : r < 80 ? rng_.range(1, 5) : rng_.tail(4, 85, 40);
+  }
+
+  void section(std::string& t) {
     static const char* const kHeadings[] = {"History", "Early life", "Career", "Geography", "Personal life", "Reception",
                                             "Background", "Description", "Legacy", "Discography", "Filmography",
                                             "Demographics", "Plot", "Production", "Education", "Economy", "Awards", "Works"};
-    for (uint32_t i = 0; i < sections; ++i) {
-      t += "== ";
-      if (rng_.percent(70)) {
-        t += kHeadings[heading_zipf_.pick(rng_)];
-      } else {
-        t += title_words(rng_.range(1, 3));
-      }
-      t += " ==\n";
-      for (uint32_t p = 0, np = rng_.range(1, 5); p < np; ++p) {
-        if (rng_.percent(15)) {
-          t += "=== ";
-          t += title_words(rng_.range(1, 3));
-          t += " ===\n";
-        }
-        const uint32_t k = rng_.below(100);
-        if (k < 10) {
-          table(t);
-        } else if (k < 22) {
-          for (uint32_t j = 0, n = rng_.range(2, 12); j < n; ++j) {
-            t += "* ";
-            if (rng_.percent(50)) {
-              put_u64(t, rng_.range(1950, 2024));
-              t += " – ";
-            }
-            link(t);
-            if (rng_.percent(60)) {
-              t += ' ';
-              put_words(t, rng_, m_.en, true, rng_.range(1, 8));
-            }
-            t += '\n';
-          }
-        } else if (k < 26) {
-          t += "[[File:";
-          t += title_words(rng_.range(1, 3));
-          t += rng_.percent(70) ? ".jpg" : ".png";
-          t += "|thumb|";
-          put_sentence(t, rng_, m_.langs[kEn], rng_.range(3, 12));
-          t += "]]\n";
-        } else {
-          paragraph(t, rng_.range(2, 8));
-          t += '\n';
-        }
-        t += '\n';
-      }
+    t += "== ";
+    if (rng_.percent(70)) {
+      t += kHeadings[heading_zipf_.pick(rng_)];
+    } else {
+      t += title_words(rng_.range(1, 3));
     }
+    t += " ==\n";
+    for (uint32_t p = 0, np = rng_.range(1, 5); p < np; ++p) section_part(t);
+  }
+
+  // One part of a section: perhaps a subheading, then a table, a list, an image or a paragraph.
+  void section_part(std::string& t) {
+    if (rng_.percent(15)) {
+      t += "=== ";
+      t += title_words(rng_.range(1, 3));
+      t += " ===\n";
+    }
+    const uint32_t k = rng_.below(100);
+    if (k < 10) {
+      table(t);
+    } else if (k < 22) {
+      bullet_list(t);
+    } else if (k < 26) {
+      t += "[[File:";
+      t += title_words(rng_.range(1, 3));
+      t += rng_.percent(70) ? ".jpg" : ".png";
+      t += "|thumb|";
+      put_sentence(t, rng_, m_.langs[kEn], rng_.range(3, 12));
+      t += "]]\n";
+    } else {
+      paragraph(t, rng_.range(2, 8));
+      t += '\n';
+    }
+    t += '\n';
+  }
+
+  void bullet_list(std::string& t) {
+    for (uint32_t j = 0, n = rng_.range(2, 12); j < n; ++j) {
+      t += "* ";
+      if (rng_.percent(50)) {
+        put_u64(t, rng_.range(1950, 2024));
+        t += " – ";
+      }
+      link(t);
+      if (rng_.percent(60)) {
+        t += ' ';
+        put_words(t, rng_, m_.en, true, rng_.range(1, 8));
+      }
+      t += '\n';
+    }
+  }
+
+  void end_matter(std::string& t) {
     t += "== References ==\n{{Reflist}}\n\n";
     if (rng_.percent(50)) {
       t += "== External links ==\n* [https://www.";
@@ -561,20 +598,10 @@ bool write_wikipedia(const Model& m, uint64_t seed, uint64_t size, Sink& out) {
     return out.flush();
   }
   out.buf.append(head);
+  // Pages while they fit, then redirects, then one padded page that ends exactly.
   const uint64_t reserve = WikipediaGen::min_filler() + foot.size();
-  bool small = false;
-  uint32_t misses = 0;
-  while (misses < 16) {
-    const size_t mark = out.buf.size();
-    gen.page(out.buf, small);
-    if (out.total() + reserve > size) {
-      out.buf.resize(mark);
-      small = true;
-      ++misses;
-      continue;
-    }
-    if (!out.maybe_flush()) return false;
-  }
+  const bool ok = append_while_room(out, size, reserve, [&](std::string& buf, bool small) { gen.page(buf, small); });
+  if (!ok) return false;
   gen.filler(out.buf, size - out.total() - foot.size());
   out.buf.append(foot);
   return out.flush();
