@@ -527,11 +527,6 @@ TEST(IndexDamage, RandomBitFlipsAlwaysGiveAWellFormedIndex) {
 // A damaged end-of-stream marker between a level-1 stream and a level-9 stream: the resync that
 // skips the damaged marker lands on the first block of the next stream, right after its header.
 // That stream's blocks decode cleanly and must be indexed at their own stream's level.
-//
-// Known bug (see the report of the tests' author): resync_locked() keeps the level (and stream
-// count) of the damaged stream, so every level-9 block is judged against level 1 (bwt_length >
-// 100000), skipped as bad, and all of stream B ends up as one undecodable 100000-byte block.
-// Enable when the resync recognises a stream header just before the block it resumes at.
 TEST(IndexDamage, DamagedEndOfStreamBeforeAHigherLevelStreamLosesNothingElse) {
   const Bytes a = text_bytes(150000, 61), c = text_bytes(1500000, 62);
   const Bytes fa = libbz2_compress(a, 1), fc = libbz2_compress(c, 9);
