@@ -9,9 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "io/mount_table.h"
 #include "version.h"
 
 namespace mibz2::fs {
@@ -176,24 +175,7 @@ std::string check_mount_paths(const MountOptions& options) {
   if (stat(options.mountpoint.c_str(), &st) != 0) return "MOUNTPOINT " + options.mountpoint + ": " + std::strerror(errno);
   if (!S_ISDIR(st.st_mode)) return "MOUNTPOINT " + options.mountpoint + " is not a directory";
   // Refuse to stack a second mount on a mount point.
-  std::ifstream mounts("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(mounts, line)) {
-    std::istringstream fields(line);
-    std::string id, parent, devno, root, target;
-    fields >> id >> parent >> devno >> root >> target;
-    // mountinfo escapes spaces and other characters as \ooo octal.
-    std::string unescaped;
-    for (size_t i = 0; i < target.size(); ++i) {
-      if (target[i] == '\\' && i + 3 < target.size()) {
-        unescaped += static_cast<char>(std::strtol(target.substr(i + 1, 3).c_str(), nullptr, 8));
-        i += 3;
-      } else {
-        unescaped += target[i];
-      }
-    }
-    if (unescaped == options.mountpoint) return "MOUNTPOINT " + options.mountpoint + " is already mounted";
-  }
+  if (io::is_mount_point(options.mountpoint)) return "MOUNTPOINT " + options.mountpoint + " is already mounted";
   if (options.source == options.mountpoint) return "SOURCE and MOUNTPOINT are the same directory";
   // A mount inside its own source would list itself (and its lookups would call into itself).
   if (options.mountpoint.rfind(options.source + "/", 0) == 0)
