@@ -1,0 +1,310 @@
+// How source names appear in the mount (src/fs/name_mapping, and shown_link_target in
+// src/fs/source_directory), without a mount: the suffix rules, names that are only a suffix,
+// collisions (a real name wins; between two compressed files the first by source name), files
+// that only look compressed, symlinks, directories, the order of the listing and the notes for
+// the log.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "fs/name_mapping.h"
+#include "fs/source_directory.h"
+#include "test_support.h"
+
+namespace mibz2::test {
+namespace {
+
+using fs::decompressed_name;
+using fs::map_directory;
+using fs::NamingNote;
+using fs::ShownEntry;
+using fs::SourceEntry;
+using Type = SourceEntry::Type;
+
+SourceEntry regular(const std::string& name, bool bzip2) { return {name, Type::kRegular, bzip2}; }
+SourceEntry symlink_to(const std::string& name, bool bzip2) { return {name, Type::kSymlink, bzip2}; }
+SourceEntry directory(const std::string& name) { return {name, Type::kDirectory, false}; }
+
+// The listing as shown name -> source name, with the shown entries in a vector for the order.
+struct Listing {
+  std::vector<ShownEntry> entries;
+  std::vector<NamingNote> notes;
+  std::map<std::string, std::string> source_of;  // shown name -> source name
+
+  const ShownEntry& at(const std::string& shown) const {
+    for (const ShownEntry& e : entries)
+      if (e.name == shown) return e;
+    throw std::out_of_range("not shown: " + shown);
+  }
+};
+
+Listing list(std::vector<SourceEntry> entries) {
+  Listing l;
+  l.entries = map_directory(std::move(entries), &l.notes);
+  for (const ShownEntry& e : l.entries) l.source_of[e.name] = e.source_name;
+  return l;
+}
+
+// ---- decompressed_name --------------------------------------------------------------------------
+
+TEST(DecompressedName, DropsBz2AndMakesTbz2AndTbzATar) {
+  EXPECT_EQ(decompressed_name("a.bz2"), "a");
+  EXPECT_EQ(decompressed_name("latest-all.json.bz2"), "latest-all.json");
+  EXPECT_EQ(decompressed_name("a.tar.bz2"), "a.tar");
+  EXPECT_EQ(decompressed_name("a.tbz2"), "a.tar");
+  EXPECT_EQ(decompressed_name("a.tbz"), "a.tar");
+  EXPECT_EQ(decompressed_name("name with spaces.txt.bz2"), "name with spaces.txt");
+  EXPECT_EQ(decompressed_name("\xc3\xbcn\xc3\xaf.bz2"), "\xc3\xbcn\xc3\xaf");
+}
+
+TEST(DecompressedName, RemovesOneSuffixOnly) {
+  EXPECT_EQ(decompressed_name("a.bz2.bz2"), "a.bz2");
+  EXPECT_EQ(decompressed_name("a.tbz.bz2"), "a.tbz");
+  EXPECT_EQ(decompressed_name("a.bz2.tbz2"), "a.bz2.tar");
+}
+
+TEST(DecompressedName, NamesThatAreOnlyASuffixHaveNone) {
+  EXPECT_EQ(decompressed_name(".bz2"), std::nullopt);
+  EXPECT_EQ(decompressed_name(".tbz2"), std::nullopt);
+  EXPECT_EQ(decompressed_name(".tbz"), std::nullopt);
+  // One character before the suffix is a name.
+  EXPECT_EQ(decompressed_name("x.bz2"), "x");
+  EXPECT_EQ(decompressed_name("x.tbz"), "x.tar");
+}
+
+TEST(DecompressedName, OtherNamesHaveNone) {
+  for (const char* name : {"", "a", "a.txt", "x.tar", "bz2", "tbz", "a.bz", "a.bz2x", "a.bz2.txt", "a.BZ2", "a.Bz2",
+                           "a.TBZ2", "a_bz2", "a.gz", "a.xz", "a.zst"}) {
+    EXPECT_EQ(decompressed_name(name), std::nullopt) << name;
+  }
+}
+
+// ---- map_directory -------------------------------------------------------------------------------
+
+TEST(MapDirectory, BzipFilesAreShownDecompressed) {
+  const Listing l = list({regular("single.txt.bz2", true), regular("archive.tbz2", true), regular("backup.tbz", true),
+                          regular("plain.txt", false)});
+  ASSERT_EQ(l.entries.size(), 4u);
+  EXPECT_EQ(l.source_of, (std::map<std::string, std::string>{{"single.txt", "single.txt.bz2"},
+                                                             {"archive.tar", "archive.tbz2"},
+                                                             {"backup.tar", "backup.tbz"},
+                                                             {"plain.txt", "plain.txt"}}));
+  for (const char* shown : {"single.txt", "archive.tar", "backup.tar"}) {
+    EXPECT_TRUE(l.at(shown).decompressed) << shown;
+    EXPECT_EQ(l.at(shown).type, Type::kRegular) << shown;
+  }
+  EXPECT_FALSE(l.at("plain.txt").decompressed);
+  EXPECT_TRUE(l.notes.empty());
+}
+
+TEST(MapDirectory, FilesThatOnlyLookCompressedAreShownRawWithANote) {
+  std::vector<NamingNote> notes;
+  const std::vector<ShownEntry> shown = map_directory({regular("fake.bz2", false), regular("zero.tbz", false)}, &notes);
+  ASSERT_EQ(shown.size(), 2u);
+  EXPECT_EQ(shown[0].name, "fake.bz2");
+  EXPECT_EQ(shown[0].source_name, "fake.bz2");
+  EXPECT_FALSE(shown[0].decompressed);
+  EXPECT_EQ(shown[1].name, "zero.tbz");
+  EXPECT_FALSE(shown[1].decompressed);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0].source_name, "fake.bz2");
+  EXPECT_EQ(notes[0].reason, "not a bzip2 file; shown as it is");
+  EXPECT_EQ(notes[1].source_name, "zero.tbz");
+  EXPECT_EQ(notes[1].reason, "not a bzip2 file; shown as it is");
+}
+
+// A bzip2 file named only ".bz2" has no shorter name: shown raw, and no note is written.
+TEST(MapDirectory, ANameThatIsOnlyASuffixIsShownRaw) {
+  const Listing l = list({regular(".bz2", true), regular(".tbz2", true), regular(".tbz", false)});
+  EXPECT_EQ(l.source_of, (std::map<std::string, std::string>{{".bz2", ".bz2"}, {".tbz2", ".tbz2"}, {".tbz", ".tbz"}}));
+  for (const ShownEntry& e : l.entries) EXPECT_FALSE(e.decompressed) << e.name;
+  EXPECT_TRUE(l.notes.empty());
+}
+
+TEST(MapDirectory, ARealNameWinsAndTheCompressedFileStaysRaw) {
+  // Whatever the real entry is: a file, a directory, a symlink.
+  const Listing l = list({regular("a", false), regular("a.bz2", true), directory("d"), regular("d.tbz2", true),
+                          regular("d.tar", false), symlink_to("s", false), regular("s.bz2", true)});
+  EXPECT_EQ(l.source_of, (std::map<std::string, std::string>{{"a", "a"},
+                                                             {"a.bz2", "a.bz2"},
+                                                             {"d", "d"},
+                                                             {"d.tar", "d.tar"},
+                                                             {"d.tbz2", "d.tbz2"},
+                                                             {"s", "s"},
+                                                             {"s.bz2", "s.bz2"}}));
+  for (const ShownEntry& e : l.entries) EXPECT_FALSE(e.decompressed) << e.name;
+  EXPECT_EQ(l.at("d").type, Type::kDirectory);
+  EXPECT_EQ(l.at("s").type, Type::kSymlink);
+  ASSERT_EQ(l.notes.size(), 3u);
+  EXPECT_EQ(l.notes[0].source_name, "a.bz2");
+  EXPECT_EQ(l.notes[0].reason, "its decompressed name 'a' is taken; shown compressed under its own name");
+  EXPECT_EQ(l.notes[1].source_name, "d.tbz2");
+  EXPECT_EQ(l.notes[1].reason, "its decompressed name 'd.tar' is taken; shown compressed under its own name");
+  EXPECT_EQ(l.notes[2].source_name, "s.bz2");
+}
+
+// A name a compressed file would take is taken even by another compressed file's source name.
+TEST(MapDirectory, ACompressedFilesOwnNameIsARealName) {
+  const Listing l = list({regular("a.bz2.bz2", true), regular("a.bz2", true)});
+  EXPECT_EQ(l.source_of, (std::map<std::string, std::string>{{"a", "a.bz2"}, {"a.bz2.bz2", "a.bz2.bz2"}}));
+  EXPECT_TRUE(l.at("a").decompressed);
+  EXPECT_FALSE(l.at("a.bz2.bz2").decompressed);
+  ASSERT_EQ(l.notes.size(), 1u);
+  EXPECT_EQ(l.notes[0].source_name, "a.bz2.bz2");
+}
+
+// a.tar.bz2, a.tbz2 and a.tbz all want "a.tar": the first by source name gets it, whatever order
+// the directory lists them in, and the others stay raw.
+TEST(MapDirectory, BetweenCompressedFilesTheFirstBySourceNameWins) {
+  std::vector<SourceEntry> entries = {regular("a.tbz", true), regular("a.tbz2", true), regular("a.tar.bz2", true),
+                                      regular("b.txt", false)};
+  std::sort(entries.begin(), entries.end(), [](const SourceEntry& x, const SourceEntry& y) { return x.name < y.name; });
+  const std::map<std::string, std::string> expected = {
+      {"a.tar", "a.tar.bz2"}, {"a.tbz", "a.tbz"}, {"a.tbz2", "a.tbz2"}, {"b.txt", "b.txt"}};
+  do {
+    std::string order;
+    for (const SourceEntry& e : entries) order += e.name + " ";
+    SCOPED_TRACE("listed as: " + order);
+    const Listing l = list(entries);
+    EXPECT_EQ(l.source_of, expected);
+    EXPECT_TRUE(l.at("a.tar").decompressed);
+    ASSERT_EQ(l.notes.size(), 2u);
+    EXPECT_EQ(l.notes[0].source_name, "a.tbz");
+    EXPECT_EQ(l.notes[0].reason, "its decompressed name 'a.tar' is taken; shown compressed under its own name");
+    EXPECT_EQ(l.notes[1].source_name, "a.tbz2");
+  } while (std::next_permutation(entries.begin(), entries.end(),
+                                 [](const SourceEntry& x, const SourceEntry& y) { return x.name < y.name; }));
+}
+
+// A symlink that leads to a bzip2 file (list_source_directory decides: a relative target) is shown
+// under the decompressed name, still a symlink; one that does not stays as it is, with no note.
+TEST(MapDirectory, SymlinksFollowTheirTargetsKind) {
+  const Listing l = list({symlink_to("latest-all.json.bz2", true), symlink_to("absolute.json.bz2", false),
+                          symlink_to("latest.tbz", true), symlink_to("link-plain", false)});
+  EXPECT_EQ(l.source_of, (std::map<std::string, std::string>{{"latest-all.json", "latest-all.json.bz2"},
+                                                             {"absolute.json.bz2", "absolute.json.bz2"},
+                                                             {"latest.tar", "latest.tbz"},
+                                                             {"link-plain", "link-plain"}}));
+  EXPECT_EQ(l.at("latest-all.json").type, Type::kSymlink);
+  EXPECT_TRUE(l.at("latest-all.json").decompressed);
+  EXPECT_TRUE(l.at("latest.tar").decompressed);
+  EXPECT_EQ(l.at("absolute.json.bz2").type, Type::kSymlink);
+  EXPECT_FALSE(l.at("absolute.json.bz2").decompressed);
+  EXPECT_TRUE(l.notes.empty()) << "a symlink to something else is no mistake to report";
+}
+
+// Only files and symlinks are renamed: a directory (or anything else) keeps its name.
+TEST(MapDirectory, DirectoriesAndOtherEntriesKeepTheirNames) {
+  const Listing l = list({{"dumps.bz2", Type::kDirectory, true}, {"fifo.bz2", Type::kOther, true}});
+  EXPECT_EQ(l.source_of, (std::map<std::string, std::string>{{"dumps.bz2", "dumps.bz2"}, {"fifo.bz2", "fifo.bz2"}}));
+  EXPECT_FALSE(l.at("dumps.bz2").decompressed);
+  EXPECT_EQ(l.at("dumps.bz2").type, Type::kDirectory);
+  EXPECT_EQ(l.at("fifo.bz2").type, Type::kOther);
+  EXPECT_TRUE(l.notes.empty());
+}
+
+// Sorted by shown name (bytewise), every source entry exactly once, no shown name twice.
+TEST(MapDirectory, ListsEverySourceEntryOnceSortedByShownName) {
+  const Listing l = list({regular("z.bz2", true), regular("b", false), directory("c"), regular("a.tbz", true),
+                          regular("a.tar.bz2", true), regular("B.bz2", true), regular("y", false),
+                          symlink_to("m.bz2", true), regular("\xc3\xa9.bz2", true), regular("fake.bz2", false),
+                          regular(".bz2", true), regular("y.bz2", true), regular("x.bz2", true),
+                          regular("x-1", false)});  // "x-1" < "x.bz2", but "x" < "x-1"
+  std::vector<std::string> names, sources;
+  for (const ShownEntry& e : l.entries) {
+    names.push_back(e.name);
+    sources.push_back(e.source_name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{".bz2", "B", "a.tar", "a.tbz", "b", "c", "fake.bz2", "m", "x", "x-1", "y",
+                                             "y.bz2", "z", "\xc3\xa9"}));
+  std::sort(sources.begin(), sources.end());
+  EXPECT_EQ(sources, (std::vector<std::string>{".bz2", "B.bz2", "a.tar.bz2", "a.tbz", "b", "c", "fake.bz2", "m.bz2",
+                                               "x-1", "x.bz2", "y", "y.bz2", "z.bz2", "\xc3\xa9.bz2"}));
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
+}
+
+TEST(MapDirectory, NotesAreAddedToTheOnesGiven) {
+  std::vector<NamingNote> notes = {{"earlier", "kept"}};
+  map_directory({regular("fake.bz2", false)}, &notes);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0].source_name, "earlier");
+  EXPECT_EQ(notes[1].source_name, "fake.bz2");
+  EXPECT_TRUE(map_directory({}, &notes).empty());
+  EXPECT_EQ(notes.size(), 2u);
+}
+
+// Known problem, left for the owner of the naming rules: a bzip2 file named "..bz2" or "...bz2"
+// has the decompressed name "." or "..", which the listing then shows next to the real "." and
+// ".." (a name no lookup can reach). Enable when such names are shown raw (or refused).
+TEST(MapDirectory, DISABLED_NoEntryIsShownAsDotOrDotDot) {
+  const Listing l = list({regular("..bz2", true), regular("...bz2", true), regular("..tbz", true)});
+  ASSERT_EQ(l.entries.size(), 3u);
+  for (const ShownEntry& e : l.entries) {
+    EXPECT_NE(e.name, ".") << "from " << e.source_name;
+    EXPECT_NE(e.name, "..") << "from " << e.source_name;
+  }
+  EXPECT_EQ(l.source_of.count("..tar"), 1u) << "'..tar' is an ordinary name";
+}
+
+// ---- shown_link_target ------------------------------------------------------------------------------
+
+// A directory laid out like a dump mirror: dumps/20261101/{all.json.bz2, notes.txt.bz2, x.tbz2},
+// with "latest" links in dumps/.
+class ShownLinkTarget : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::filesystem::create_directories(dumps() / "20261101");
+    for (const char* f : {"all.json.bz2", "x.tbz2", "a.tar.bz2", "a.tbz", "taken.bz2", "taken"})
+      write_file(dumps() / "20261101" / f, as_span(to_bytes("BZh9")));
+  }
+  std::filesystem::path dumps() const { return dir_.path() / "dumps"; }
+  // The link's path in the source (the link itself need not exist: only its directory counts).
+  std::string link(const std::string& name) const { return (dumps() / name).string(); }
+
+  TempDir dir_;
+};
+
+TEST_F(ShownLinkTarget, ACompressedTargetIsRenamedAsTheMountShowsIt) {
+  EXPECT_EQ(fs::shown_link_target(link("latest-all.json.bz2"), "20261101/all.json.bz2"), "20261101/all.json");
+  EXPECT_EQ(fs::shown_link_target(link("latest-x.tbz2"), "20261101/x.tbz2"), "20261101/x.tar");
+  EXPECT_EQ(fs::shown_link_target(link("20261101/same-dir.bz2"), "all.json.bz2"), "all.json");
+  EXPECT_EQ(fs::shown_link_target(link("20261101/up.bz2"), "../20261101/all.json.bz2"), "../20261101/all.json");
+  EXPECT_EQ(fs::shown_link_target(link("missing.bz2"), "20261101/missing.json.bz2"), "20261101/missing.json")
+      << "only a real entry with the shorter name stops the renaming";
+}
+
+TEST_F(ShownLinkTarget, ATargetWhoseShorterNameIsTakenKeepsItsName) {
+  EXPECT_EQ(fs::shown_link_target(link("l.bz2"), "20261101/taken.bz2"), "20261101/taken.bz2");
+}
+
+TEST_F(ShownLinkTarget, OtherTargetsAreLeftAlone) {
+  for (const std::string target : {"20261101/notes.txt", "20261101", "20261101/", "plain", ".bz2", "20261101/.bz2",
+                                   "20261101/all.json.bz2/", "x.bz2.txt"}) {
+    EXPECT_EQ(fs::shown_link_target(link("l.bz2"), target), target) << target;
+  }
+}
+
+// Known problem, left for the owner of the naming rules: shown_link_target only asks whether a
+// real entry has the shorter name, not which compressed file map_directory gave it to. With
+// a.tar.bz2 and a.tbz side by side, "a.tar" is a.tar.bz2's and a.tbz is shown raw, yet a link to
+// a.tbz is shown pointing to "a.tar": reading through it gives the other file's content. Enable
+// when the two apply the same rule.
+TEST_F(ShownLinkTarget, DISABLED_ALinkToTheLoserOfACollisionPointsToIt) {
+  std::vector<NamingNote> notes;
+  const std::vector<ShownEntry> shown =
+      map_directory({regular("a.tar.bz2", true), regular("a.tbz", true)}, &notes);
+  ASSERT_EQ(shown.size(), 2u);
+  ASSERT_EQ(shown[1].name, "a.tbz") << "the link's target is shown raw, under its own name";
+  EXPECT_EQ(fs::shown_link_target(link("latest.tbz"), "20261101/a.tbz"), "20261101/a.tbz");
+}
+
+}  // namespace
+}  // namespace mibz2::test
