@@ -1,5 +1,5 @@
 // The block index of one bzip2 file, in memory exactly as on disk (see index/FORMAT.md): one
-// 24-byte record per block, plus a summary. It maps decompressed offsets to blocks by binary
+// 32-byte record per block, plus a summary. It maps decompressed offsets to blocks by binary
 // search and says which blocks are damaged.
 #pragma once
 
@@ -16,38 +16,55 @@ static_assert(std::endian::native == std::endian::little,
               "index files are little-endian and read by memcpy; add byte swapping for big-endian hosts");
 
 struct BlockRecord {
-  static constexpr uint64_t kBitMask = (uint64_t{1} << 56) - 1;
-  static constexpr int kLevelShift = 56;
-  static constexpr uint64_t kCrcMismatch = uint64_t{1} << 60;
-  static constexpr uint64_t kUndecodable = uint64_t{1} << 61;
-  static constexpr uint64_t kStreamStart = uint64_t{1} << 62;
+  // Flag bits (FORMAT.md, "Block record").
+  static constexpr uint8_t kCrcMismatch = 1 << 0;       // decodes, but not to its CRC
+  static constexpr uint8_t kUndecodable = 1 << 1;       // size unknown: a nominal level * 100000 bytes
+  static constexpr uint8_t kStreamStart = 1 << 2;       // first block of its stream
+  static constexpr uint8_t kStreamCrcMismatch = 1 << 3; // ends a stream whose combined CRC does not match
+  static constexpr uint8_t kTruncated = 1 << 4;         // the file ends inside it: a nominal span
+  static constexpr uint8_t kKnownFlags = 0x1F;
+  // Records whose bytes are never served: reading them fails (EIO).
+  static constexpr uint8_t kDamageFlags = kCrcMismatch | kUndecodable | kStreamCrcMismatch | kTruncated;
 
-  uint64_t start;       // bit offset of the block magic | level << 56 | flags
-  uint64_t out_offset;  // decompressed offset of the first byte
-  uint32_t bit_length;  // compressed length in bits
-  uint32_t crc;         // stored block CRC
+  uint64_t first_bit;     // bit offset of the block magic in the source file
+  uint64_t out_offset;    // decompressed offset of the first byte
+  uint64_t bit_length;    // compressed length in bits
+  uint32_t crc;           // stored block CRC (0 when undecodable)
+  uint8_t stream_level;   // 1..9
+  uint8_t flags;
+  uint16_t reserved;      // 0
 
-  uint64_t start_bit() const { return start & kBitMask; }
-  uint64_t end_bit() const { return start_bit() + bit_length; }
-  int level() const { return static_cast<int>((start >> kLevelShift) & 0xF); }
-  bool crc_mismatch() const { return start & kCrcMismatch; }
-  bool undecodable() const { return start & kUndecodable; }
-  bool damaged() const { return start & (kCrcMismatch | kUndecodable); }
-  bool stream_start() const { return start & kStreamStart; }
+  uint64_t start_bit() const { return first_bit; }
+  uint64_t end_bit() const { return first_bit + bit_length; }
+  int level() const { return stream_level; }
+  bool crc_mismatch() const { return flags & kCrcMismatch; }
+  bool undecodable() const { return flags & kUndecodable; }
+  bool stream_crc_mismatch() const { return flags & kStreamCrcMismatch; }
+  bool truncated() const { return flags & kTruncated; }
+  bool damaged() const { return flags & kDamageFlags; }
+  bool stream_start() const { return flags & kStreamStart; }
+  // Undecodable and truncated blocks stand for bytes whose number is unknown.
+  bool nominal_size() const { return flags & (kUndecodable | kTruncated); }
 
-  static BlockRecord make(uint64_t start_bit, int level, uint64_t flags, uint64_t out_offset,
-                          uint32_t bit_length, uint32_t crc) {
-    return {start_bit | (uint64_t(level) << kLevelShift) | flags, out_offset, bit_length, crc};
+  static BlockRecord make(uint64_t start_bit, int level, uint8_t flags, uint64_t out_offset, uint64_t bit_length,
+                          uint32_t crc) {
+    return {start_bit, out_offset, bit_length, crc, static_cast<uint8_t>(level), flags, 0};
   }
 };
-static_assert(sizeof(BlockRecord) == 24, "the on-disk record is 24 bytes");
+static_assert(sizeof(BlockRecord) == 32, "the on-disk record is 32 bytes");
+
+// The most decoded bytes a block of `level` can hold: level * 100000 bytes before RLE1, each 5
+// of which (4 equal bytes and a run count) can expand to 4 + 255 = 259.
+inline constexpr uint64_t max_block_output(int level) { return uint64_t(level) * 100000 / 5 * 259; }
+// The nominal size an undecodable or truncated block of `level` stands for.
+inline constexpr uint64_t nominal_block_size(int level) { return uint64_t(level) * 100000; }
 
 // Identity of the source file an index belongs to.
 struct SourceIdentity {
   uint64_t size = 0;
   uint64_t mtime_ns = 0;
   uint64_t inode = 0;
-  uint64_t fingerprint = 0;  // hash64 of the first and last 64 KiB
+  uint64_t fingerprint = 0;  // XXH3-64 of the first and last 64 KiB (FORMAT.md)
   bool operator==(const SourceIdentity&) const = default;
 
   // Size, mtime and inode from stat (fingerprint 0: it needs a read).
@@ -66,13 +83,14 @@ struct BlockIndex {
     kHasUndecodable = 1u << 1,  // offsets after such a block are shifted by an unknown amount
     kStreamCrcMismatch = 1u << 2,
   };
+  static constexpr uint32_t kKnownFlags = kHasDamage | kHasUndecodable | kStreamCrcMismatch;
 
   SourceIdentity source;
   std::vector<BlockRecord> blocks;
   uint64_t decompressed_size = 0;
   uint64_t stream_count = 0;
   uint64_t trailing_bytes = 0;    // ignored bytes after the last stream
-  uint64_t truncated_at_bit = 0;  // nonzero: the file ends inside a block there
+  uint64_t truncated_at_bit = 0;  // nonzero: the file ends inside a stream there
   uint32_t flags = 0;
   uint32_t damaged_blocks = 0;
 
@@ -86,5 +104,14 @@ struct BlockIndex {
 
 // "block 12 (bits 1234..5678, bytes 900000..1800000)" for messages about a block.
 std::string describe_block(const BlockIndex& index, size_t i);
+
+// What is wrong with a damaged record, in a few words ("CRC mismatch", "truncated: the file ends
+// inside it", ...); empty for a sound one.
+std::string describe_damage(const BlockRecord& record);
+
+// Every damage of the index, one line each: what, and where in decompressed bytes and compressed
+// bits ("block 12: CRC mismatch; decompressed bytes 1080000..1170000; compressed bits ..").
+// Empty when the file is intact.
+std::vector<std::string> damage_report(const BlockIndex& index);
 
 }  // namespace mibz2::index

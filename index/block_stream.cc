@@ -22,10 +22,10 @@ bool BlockStream::next(Block* out) {
 
 bool BlockStream::has_room() const { return queued_.load(std::memory_order_relaxed) < max_blocks_; }
 
-void BlockStream::on_block(size_t block, bool damaged, bz2::ByteBuffer bytes) {
+void BlockStream::on_block(size_t block, const BlockRecord& record, bz2::ByteBuffer bytes) {
   {
     std::lock_guard lk(mu_);
-    blocks_.push_back(Block{std::move(bytes), block, damaged});
+    blocks_.push_back(Block{std::move(bytes), block, record});
     queued_.store(blocks_.size(), std::memory_order_relaxed);
   }
   ready_.notify_one();

@@ -22,7 +22,8 @@ class BlockStream final : public ResolvedBlockSink {
   struct Block {
     bz2::ByteBuffer bytes;  // the decoded bytes (empty for a damaged block)
     size_t number = 0;      // its number in the index
-    bool damaged = false;   // CRC mismatch or undecodable: its bytes must not be served
+    BlockRecord record{};   // its record: damaged() says its bytes must not be served
+    bool damaged() const { return record.damaged(); }
   };
 
   // `on_room`: called (on the consumer's thread, no lock held) after the consumer took a block,
@@ -34,7 +35,7 @@ class BlockStream final : public ResolvedBlockSink {
 
   // ResolvedBlockSink (called by the builder under its lock).
   bool has_room() const override;
-  void on_block(size_t block, bool damaged, bz2::ByteBuffer bytes) override;
+  void on_block(size_t block, const BlockRecord& record, bz2::ByteBuffer bytes) override;
   void on_finished() override;
 
  private:

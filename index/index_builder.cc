@@ -1,6 +1,7 @@
 #include "index/index_builder.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "bz2/bit_reader.h"
 #include "bz2/crc32.h"
@@ -16,6 +17,12 @@ constexpr uint64_t kScanChunkBytes = 4 << 20;
 // Candidates are decoded before their stream is known, so with the largest block size; the
 // stream's real level is applied when the candidate is resolved.
 constexpr int kDecodeLevel = 9;
+
+std::string hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", v);
+  return buf;
+}
 
 std::string bits_where(uint64_t bit) {
   return "bit " + std::to_string(bit) + " (byte " + std::to_string(bit / 8) + ")";
@@ -151,20 +158,34 @@ IndexBuilder::Candidate* IndexBuilder::front_candidate() {
   return &candidates_.front();
 }
 
-void IndexBuilder::add_block(uint64_t start_bit, uint64_t flags, uint64_t size, uint64_t end_bit, uint32_t crc,
+void IndexBuilder::add_block(uint64_t start_bit, uint8_t flags, uint64_t size, uint64_t end_bit, uint32_t crc,
                              bz2::ByteBuffer* bytes) {
-  const bool damaged = flags & (BlockRecord::kCrcMismatch | BlockRecord::kUndecodable);
-  if (sink_) sink_->on_block(result_.index.blocks.size(), damaged, bytes && !damaged ? std::move(*bytes) : bz2::ByteBuffer());
   if (first_in_stream_) flags |= BlockRecord::kStreamStart;
   first_in_stream_ = false;
-  result_.index.blocks.push_back(BlockRecord::make(start_bit, level_, flags, out_offset_,
-                                                   static_cast<uint32_t>(end_bit - start_bit), crc));
+  const BlockRecord record = BlockRecord::make(start_bit, level_, flags, out_offset_, end_bit - start_bit, crc);
+  if (sink_)
+    sink_->on_block(result_.index.blocks.size(), record,
+                    bytes && !record.damaged() ? std::move(*bytes) : bz2::ByteBuffer());
+  result_.index.blocks.push_back(record);
   out_offset_ += size;
-  if (damaged) {
-    result_.index.damaged_blocks++;
-    result_.index.flags |= BlockIndex::kHasDamage;
-  }
-  if (flags & BlockRecord::kUndecodable) result_.index.flags |= BlockIndex::kHasUndecodable;
+  if (record.damaged()) count_damage(record);
+}
+
+void IndexBuilder::count_damage(const BlockRecord& record) {
+  result_.index.damaged_blocks++;
+  result_.index.flags |= BlockIndex::kHasDamage;
+  if (record.undecodable()) result_.index.flags |= BlockIndex::kHasUndecodable;
+}
+
+// The file ends at `bit` inside a stream (or nothing decodable follows it): the rest stands as one
+// truncated block of the stream's nominal size, which no read is served from, so that a reader of
+// the whole file meets the error as bzip2 -d does. Finishes the build.
+void IndexBuilder::end_truncated_locked(uint64_t bit, std::string why) {
+  result_.index.truncated_at_bit = bit;
+  note(std::move(why) + "; a nominal " + std::to_string(nominal_block_size(level_)) +
+       " bytes at decompressed offset " + std::to_string(out_offset_) + " read as I/O errors");
+  add_block(bit, BlockRecord::kTruncated, nominal_block_size(level_), data_.size() * 8, 0, nullptr);
+  finish_locked();
 }
 
 void IndexBuilder::finish_locked() {
@@ -173,7 +194,10 @@ void IndexBuilder::finish_locked() {
   if (result_.index.stream_count == 0 && result_.error.empty()) result_.error = "no bzip2 stream found";
   result_.ok = result_.error.empty();
   resolved_bits_.store(data_.size() * 8, std::memory_order_relaxed);
-  candidates_.clear();  // decoded bytes kept for a sink are not needed any more
+  // Decoded bytes kept for a sink are not needed any more. Decodes still running find their
+  // candidate gone (its sequence number is below front_seq_).
+  front_seq_ += candidates_.size();
+  candidates_.clear();
   if (sink_) sink_->on_finished();
   finished_cv_.notify_all();
 }
@@ -205,6 +229,7 @@ void IndexBuilder::resolve_locked() {
 
 void IndexBuilder::begin_stream_locked(int level, uint64_t first_bit) {
   level_ = level;
+  stream_first_block_ = result_.index.blocks.size();
   cursor_ = first_bit;
   combined_crc_ = 0;
   stream_crc_unverifiable_ = false;
@@ -228,11 +253,11 @@ void IndexBuilder::resolve_stream_start_locked() {
     case bz2::StreamStart::kTruncated:
       if (idx.stream_count == 0) {
         result_.error = "file ends inside the bzip2 stream header";
+        finish_locked();
       } else {
-        idx.truncated_at_bit = stream_byte_ * 8;
-        note("file ends inside a stream header at byte " + std::to_string(stream_byte_) + " (truncated file)");
+        end_truncated_locked(stream_byte_ * 8, "file ends inside a stream header at byte " +
+                                                   std::to_string(stream_byte_) + " (truncated file)");
       }
-      finish_locked();
       return;
     case bz2::StreamStart::kNotBzip2:
       if (idx.stream_count == 0) {
@@ -273,10 +298,9 @@ void IndexBuilder::resolve_in_stream_locked() {
     return;
   }
   if (cursor_ + 48 > data_.size() * 8) {
-    result_.index.truncated_at_bit = cursor_;
-    note("file ends at " + bits_where(cursor_) + " inside stream " + std::to_string(result_.index.stream_count) +
-         " before its end-of-stream marker (truncated file)");
-    finish_locked();
+    end_truncated_locked(cursor_, "file ends at " + bits_where(cursor_) + " inside stream " +
+                                      std::to_string(result_.index.stream_count) +
+                                      " before its end-of-stream marker (truncated file)");
     return;
   }
   note("no block or end-of-stream marker at " + bits_where(cursor_) + " where one must start");
@@ -284,26 +308,44 @@ void IndexBuilder::resolve_in_stream_locked() {
 }
 
 void IndexBuilder::resolve_end_of_stream_locked() {
-  BlockIndex& idx = result_.index;
   if (cursor_ + bz2::kEndOfStreamBits > data_.size() * 8) {
-    idx.truncated_at_bit = cursor_;
-    note("file ends inside the end-of-stream marker at " + bits_where(cursor_) + " (truncated file)");
-    finish_locked();
+    end_truncated_locked(cursor_, "file ends inside the end-of-stream marker at " + bits_where(cursor_) +
+                                      " (truncated file)");
     return;
   }
   bz2::BitReader br(data_, cursor_ + 48);
   const uint32_t stored = br.read(32);
-  if (stored != combined_crc_ && !stream_crc_unverifiable_) {
-    idx.flags |= BlockIndex::kStreamCrcMismatch;
-    note("stream " + std::to_string(idx.stream_count) + " combined CRC mismatch at " + bits_where(cursor_ + 48));
-  }
+  if (stored != combined_crc_ && !stream_crc_unverifiable_) stream_crc_mismatch_locked(stored);
   stream_byte_ = (cursor_ + bz2::kEndOfStreamBits + 7) / 8;
   phase_ = Phase::kStreamStart;
 }
 
+// The stream that ends at the cursor has blocks whose own CRCs passed but a combined CRC that does
+// not match (a block missing, repeated or reordered). Its last block is not served, so that a
+// reader of the whole file meets the error; a stream without blocks gets a nominal span for it.
+void IndexBuilder::stream_crc_mismatch_locked(uint32_t stored) {
+  BlockIndex& idx = result_.index;
+  idx.flags |= BlockIndex::kStreamCrcMismatch;
+  if (idx.blocks.size() > stream_first_block_) {
+    BlockRecord& last = idx.blocks.back();
+    const bool counted = last.damaged();
+    last.flags |= BlockRecord::kStreamCrcMismatch;
+    if (!counted) count_damage(last);
+    note("stream " + std::to_string(idx.stream_count) + " combined CRC mismatch at " + bits_where(cursor_ + 48) +
+         " (stored " + hex32(stored) + ", blocks give " + hex32(combined_crc_) + "): its last block, block " +
+         std::to_string(idx.blocks.size() - 1) + ", reads as I/O errors");
+  } else {
+    note("empty stream " + std::to_string(idx.stream_count) + " with a combined CRC of " + hex32(stored) +
+         " at " + bits_where(cursor_ + 48) + ": a nominal " + std::to_string(nominal_block_size(level_)) +
+         " bytes read as I/O errors");
+    add_block(cursor_, BlockRecord::kStreamCrcMismatch | BlockRecord::kUndecodable, nominal_block_size(level_),
+              cursor_ + bz2::kEndOfStreamBits, 0, nullptr);
+  }
+}
+
 // The candidate at the cursor has been decoded: it becomes a block, or the start of a resync.
 void IndexBuilder::resolve_block_locked(Candidate& c) {
-  const uint64_t max_len = static_cast<uint64_t>(level_) * 100000;
+  const uint64_t max_len = nominal_block_size(level_);
   const bz2::BlockResult& r = c.block;
   const size_t block_no = result_.index.blocks.size();
   auto next_is_mark = [&](uint64_t bit) {
@@ -318,10 +360,8 @@ void IndexBuilder::resolve_block_locked(Candidate& c) {
     return;
   }
   if (c.error.code == bz2::ErrorCode::kTruncated) {
-    result_.index.truncated_at_bit = c.bit;
-    note("file ends inside block " + std::to_string(block_no) + " which starts at " + bits_where(c.bit) +
-         " (truncated file): the decompressed file ends at the last complete block");
-    finish_locked();
+    end_truncated_locked(c.bit, "file ends inside block " + std::to_string(block_no) + " which starts at " +
+                                    bits_where(c.bit) + " (truncated file)");
     return;
   }
   if (c.error.code == bz2::ErrorCode::kBlockCrcMismatch && r.bwt_length <= max_len && next_is_mark(r.end_bit)) {
@@ -366,10 +406,7 @@ void IndexBuilder::resync_locked() {
         need_scan_ = true;
         return;
       }
-      result_.index.truncated_at_bit = damaged_start;
-      note("no decodable block after " + bits_where(damaged_start) +
-           ": the decompressed file ends at the last good block");
-      finish_locked();
+      end_truncated_locked(damaged_start, "no decodable block after " + bits_where(damaged_start));
       return;
     }
     Candidate& c = candidates_.front();
@@ -390,7 +427,7 @@ void IndexBuilder::resync_locked() {
       ++front_seq_;
       continue;
     }
-    const uint64_t nominal = static_cast<uint64_t>(level_) * 100000;
+    const uint64_t nominal = nominal_block_size(level_);
     add_block(damaged_start, BlockRecord::kUndecodable, nominal, c.bit, 0, nullptr);
     note("damaged stretch at compressed " + bits_where(damaged_start) + " .. " + bits_where(c.bit) +
          " stands as block " + std::to_string(result_.index.blocks.size() - 1) + " of " +

@@ -50,8 +50,9 @@ class ResolvedBlockSink {
   virtual ~ResolvedBlockSink() = default;
   // False while the consumer is behind: decoders then claim no new candidates (backpressure).
   virtual bool has_room() const = 0;
-  // Block number `block`; `bytes` holds its decoded bytes, empty when `damaged` (never serve those).
-  virtual void on_block(size_t block, bool damaged, bz2::ByteBuffer bytes) = 0;
+  // Block number `block` with its record; `bytes` holds its decoded bytes, empty when the record
+  // is damaged (never serve those).
+  virtual void on_block(size_t block, const BlockRecord& record, bz2::ByteBuffer bytes) = 0;
   // The build finished (completed, failed or cancelled): no more blocks come.
   virtual void on_finished() = 0;
 };
@@ -109,8 +110,11 @@ class IndexBuilder {
   void begin_stream_locked(int level, uint64_t first_bit);
   bool plausible_end_of_stream(uint64_t bit) const;
   // Records a resolved block; with a sink also hands it its bytes (moved).
-  void add_block(uint64_t start_bit, uint64_t flags, uint64_t size, uint64_t end_bit, uint32_t crc,
+  void add_block(uint64_t start_bit, uint8_t flags, uint64_t size, uint64_t end_bit, uint32_t crc,
                  bz2::ByteBuffer* bytes);
+  void count_damage(const BlockRecord& record);
+  void end_truncated_locked(uint64_t bit, std::string why);
+  void stream_crc_mismatch_locked(uint32_t stored);
   void finish_locked();
   void note(std::string line) { result_.notes.push_back(std::move(line)); }
 
@@ -137,6 +141,7 @@ class IndexBuilder {
   uint32_t combined_crc_ = 0;
   bool stream_crc_unverifiable_ = false;
   bool first_in_stream_ = false;
+  size_t stream_first_block_ = 0;     // the first record of the current stream
   uint64_t out_offset_ = 0;
   BuildResult result_;
   // written under mu_, read without it for progress

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "index/hash64.h"
+#include "index/xxh3.h"
 
 namespace mibz2::index {
 namespace {
@@ -15,9 +15,9 @@ enum : size_t {
   kOffVersion = 8,
   kOffHeaderSize = 12,
   kOffSourceSize = 16,
-  kOffSourceMtime = 24,
-  kOffSourceInode = 32,
-  kOffFingerprint = 40,
+  kOffFingerprint = 24,
+  kOffSourceMtime = 32,
+  kOffSourceInode = 40,
   kOffBlockCount = 48,
   kOffDecompressed = 56,
   kOffStreams = 64,
@@ -27,7 +27,6 @@ enum : size_t {
   kOffDamaged = 92,
   kOffReserved = 96,
 };
-constexpr uint32_t kKnownFlags = BlockIndex::kHasDamage | BlockIndex::kHasUndecodable | BlockIndex::kStreamCrcMismatch;
 
 template <class T>
 void put(std::vector<uint8_t>& b, size_t off, T v) {
@@ -41,10 +40,32 @@ T get(std::span<const uint8_t> b, size_t off) {
 }
 
 uint64_t checksum(std::span<const uint8_t> bytes) {
-  Hash64 h;
+  Xxh3 h;
   h.update(bytes.data(), kChecksumOffset);
   h.update(bytes.data() + kHeaderSize, bytes.size() - kHeaderSize);
   return h.digest();
+}
+
+// Why record i (after the one before it, if any) cannot be trusted, or empty.
+std::string record_problem(const BlockIndex& idx, uint64_t i) {
+  const BlockRecord& r = idx.blocks[i];
+  const std::string which = "record " + std::to_string(i);
+  if (r.level() < 1 || r.level() > 9) return which + " has level " + std::to_string(r.level());
+  if ((r.flags & ~BlockRecord::kKnownFlags) || r.reserved) return which + " has a reserved bit set";
+  // A truncated record holds what is left of the file, which may be less than a block magic.
+  if ((r.bit_length < 48 && !r.truncated()) || r.start_bit() > idx.source.size * 8 ||
+      r.bit_length > idx.source.size * 8 - r.start_bit())
+    return which + " lies outside the source file";
+  if (i == 0 && r.out_offset != 0) return "first record does not start at offset 0";
+  if (i > 0 && r.start_bit() < idx.blocks[i - 1].end_bit())
+    return "records " + std::to_string(i - 1) + " and " + std::to_string(i) + " overlap or are out of order";
+  if (r.out_offset >= idx.decompressed_size) return which + " starts past the end";
+  const uint64_t end = i + 1 < idx.blocks.size() ? idx.blocks[i + 1].out_offset : idx.decompressed_size;
+  if (end <= r.out_offset) return "records " + std::to_string(i) + " and " + std::to_string(i + 1) + " are out of order";
+  const uint64_t size = end - r.out_offset;
+  if (r.nominal_size() ? size != nominal_block_size(r.level()) : size > max_block_output(r.level()))
+    return which + " has a size its level does not allow (" + std::to_string(size) + " bytes)";
+  return {};
 }
 
 }  // namespace
@@ -55,9 +76,9 @@ std::vector<uint8_t> serialize(const BlockIndex& index) {
   put<uint32_t>(b, kOffVersion, kFormatVersion);
   put<uint32_t>(b, kOffHeaderSize, kHeaderSize);
   put<uint64_t>(b, kOffSourceSize, index.source.size);
+  put<uint64_t>(b, kOffFingerprint, index.source.fingerprint);
   put<uint64_t>(b, kOffSourceMtime, index.source.mtime_ns);
   put<uint64_t>(b, kOffSourceInode, index.source.inode);
-  put<uint64_t>(b, kOffFingerprint, index.source.fingerprint);
   put<uint64_t>(b, kOffBlockCount, index.blocks.size());
   put<uint64_t>(b, kOffDecompressed, index.decompressed_size);
   put<uint64_t>(b, kOffStreams, index.stream_count);
@@ -101,27 +122,19 @@ bool parse(std::span<const uint8_t> bytes, BlockIndex* out, std::string* reason)
   idx.truncated_at_bit = get<uint64_t>(bytes, kOffTruncated);
   idx.flags = get<uint32_t>(bytes, kOffFlags);
   idx.damaged_blocks = get<uint32_t>(bytes, kOffDamaged);
-  if (idx.flags & ~kKnownFlags) return fail("unknown flags set");
+  if (idx.flags & ~BlockIndex::kKnownFlags) return fail("unknown flags set");
+  // Sizes the arithmetic below can trust (no source is an exbibyte).
+  if (idx.source.size > (uint64_t{1} << 60)) return fail("implausible source size");
+  if (idx.trailing_bytes > idx.source.size || idx.truncated_at_bit > idx.source.size * 8)
+    return fail("trailing bytes or truncation point outside the source file");
   idx.blocks.resize(count);
   if (count) std::memcpy(idx.blocks.data(), bytes.data() + kHeaderSize, count * sizeof(BlockRecord));
 
-  // One linear pass: every record sane and ordered, so lookups can trust them.
-  const uint64_t size_bits = idx.source.size * 8;
+  // One linear pass: every record sane, chained and ordered, so lookups and reads can trust them.
   uint32_t damaged = 0;
   for (uint64_t i = 0; i < count; ++i) {
-    const BlockRecord& r = idx.blocks[i];
-    if (r.start & (uint64_t{1} << 63)) return fail("record " + std::to_string(i) + " has a reserved bit set");
-    if (r.level() < 1 || r.level() > 9) return fail("record " + std::to_string(i) + " has level " + std::to_string(r.level()));
-    if (r.bit_length == 0 || r.end_bit() > size_bits) return fail("record " + std::to_string(i) + " lies outside the source file");
-    if (r.out_offset >= idx.decompressed_size) return fail("record " + std::to_string(i) + " starts past the end");
-    if (i > 0) {
-      const BlockRecord& p = idx.blocks[i - 1];
-      if (r.start_bit() < p.end_bit() || r.out_offset <= p.out_offset)
-        return fail("records " + std::to_string(i - 1) + " and " + std::to_string(i) + " are out of order");
-    } else if (r.out_offset != 0) {
-      return fail("first record does not start at offset 0");
-    }
-    if (r.damaged()) ++damaged;
+    if (std::string why = record_problem(idx, i); !why.empty()) return fail(why);
+    if (idx.blocks[i].damaged()) ++damaged;
   }
   if (count == 0 && idx.decompressed_size != 0) return fail("no blocks but a nonzero size");
   if (damaged != idx.damaged_blocks) return fail("damaged block count does not match the records");

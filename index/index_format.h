@@ -11,14 +11,14 @@
 
 namespace mibz2::index {
 
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr size_t kHeaderSize = 128;
 
 // The index file's bytes.
 std::vector<uint8_t> serialize(const BlockIndex& index);
 
 // Parses and validates `bytes` (structure, checksum, record sanity; not the source identity).
-// Returns false with a reason ("checksum mismatch", "version 7, expected 1", ...).
+// Returns false with a reason ("checksum mismatch", "format version 1, expected 2", ...).
 bool parse(std::span<const uint8_t> bytes, BlockIndex* out, std::string* reason);
 
 }  // namespace mibz2::index

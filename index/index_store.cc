@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "index/hash64.h"
+#include "index/xxh3.h"
 #include "index/index_format.h"
 #include "io/fd_io.h"
 
@@ -57,18 +57,23 @@ bool identify_source(int fd, SourceIdentity* id, std::string* error) {
     return false;
   }
   *id = SourceIdentity::from_stat(st);
-  // The fingerprint catches a file rewritten in place with its size and mtime restored.
-  std::vector<uint8_t> buf(2 * kFingerprintSpan);
-  const size_t head = std::min<uint64_t>(kFingerprintSpan, id->size);
-  const uint64_t tail_off = id->size > kFingerprintSpan ? id->size - kFingerprintSpan : 0;
-  const size_t tail = static_cast<size_t>(id->size - tail_off);
+  // The fingerprint catches a file rewritten in place with its size and mtime restored
+  // (FORMAT.md: the first and last 64 KiB, or the whole file when it is no larger than both).
+  const uint64_t whole = std::min<uint64_t>(id->size, 2 * kFingerprintSpan);
+  std::vector<uint8_t> buf(static_cast<size_t>(whole));
+  const size_t head = static_cast<size_t>(id->size <= 2 * kFingerprintSpan ? whole : kFingerprintSpan);
+  const size_t tail = static_cast<size_t>(whole) - head;
   const ssize_t a = io::pread_full(fd, buf.data(), head, 0);
-  const ssize_t b = io::pread_full(fd, buf.data() + head, tail, tail_off);
+  const ssize_t b = tail ? io::pread_full(fd, buf.data() + head, tail, id->size - tail) : 0;
   if (a < 0 || b < 0) {
     *error = errno_text(static_cast<int>(-(a < 0 ? a : b)));
     return false;
   }
-  id->fingerprint = hash64(buf.data(), static_cast<size_t>(a + b), id->size);
+  if (static_cast<size_t>(a) != head || static_cast<size_t>(b) != tail) {
+    *error = "the file is shorter than its size (changing?)";
+    return false;
+  }
+  id->fingerprint = xxh3(buf.data(), buf.size());
   return true;
 }
 
@@ -79,7 +84,7 @@ IndexStore::IndexStore(std::string dir) : dir_(dir.empty() ? default_index_dir()
 std::string IndexStore::path_for(const std::string& source_abs_path) const {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx",
-                static_cast<unsigned long long>(hash64(source_abs_path.data(), source_abs_path.size())));
+                static_cast<unsigned long long>(xxh3(source_abs_path.data(), source_abs_path.size())));
   return dir_ + "/" + base_name(source_abs_path) + "." + hex + ".idx";
 }
 

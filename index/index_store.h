@@ -13,7 +13,7 @@ namespace mibz2::index {
 // $XDG_CACHE_HOME/mibz2fs, else $HOME/.cache/mibz2fs (empty string if neither is set).
 std::string default_index_dir();
 
-// Size, mtime, inode and the fingerprint (hash64 of the first and last 64 KiB) of an open file.
+// Size, mtime, inode and the fingerprint (XXH3-64 of the first and last 64 KiB) of an open file.
 bool identify_source(int fd, SourceIdentity* id, std::string* error);
 
 class IndexStore {

@@ -16,7 +16,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "index/hash64.h"
+#include "index/xxh3.h"
 #include "index/index_format.h"
 #include "catalog_test_support.h"
 
@@ -37,6 +37,7 @@ const char* load_name(Load l) {
   return "?";
 }
 
+void put8(Bytes& b, size_t off, uint8_t v) { b[off] = v; }
 void put32(Bytes& b, size_t off, uint32_t v) { std::memcpy(b.data() + off, &v, 4); }
 void put64(Bytes& b, size_t off, uint64_t v) { std::memcpy(b.data() + off, &v, 8); }
 uint64_t get64(const Bytes& b, size_t off) {
@@ -45,10 +46,10 @@ uint64_t get64(const Bytes& b, size_t off) {
   return v;
 }
 
-// Recomputes the checksum (FORMAT.md: hash64 of bytes [0, 120) and of the records), so that a test
-// reaches the check after it.
+// Recomputes the checksum (FORMAT.md: XXH3-64 of bytes [0, 120) and of the records), so that a
+// test reaches the check after it.
 void fix_checksum(Bytes& b) {
-  index::Hash64 h;
+  index::Xxh3 h;
   h.update(b.data(), 120);
   h.update(b.data() + index::kHeaderSize, b.size() - index::kHeaderSize);
   put64(b, 120, h.digest());
@@ -92,7 +93,7 @@ TEST(IndexStore, ObtainBuildsSavesThenLoads) {
   EXPECT_TRUE(f.first.origin.not_loaded_reason.empty());
   EXPECT_EQ(f.first.origin.index_path, f.store.path_for(io::absolute_path(f.source)));
   ASSERT_TRUE(fs::exists(f.first.origin.index_path));
-  ASSERT_EQ(f.index_bytes.size(), index::kHeaderSize + 24 * f.first.index->blocks.size());
+  ASSERT_EQ(f.index_bytes.size(), index::kHeaderSize + 32 * f.first.index->blocks.size());
   EXPECT_GE(f.first.index->blocks.size(), 3u);
 
   // The identity is the file's.
@@ -177,7 +178,7 @@ TEST(IndexStore, TruncatedOrPaddedIndexIsInvalidAndRebuilt) {
   ASSERT_TRUE(f.first.origin.saved);
   const size_t n = f.index_bytes.size();
   for (size_t keep : {size_t{0}, size_t{1}, size_t{8}, size_t{64}, size_t{119}, size_t{120}, size_t{127},
-                      size_t{128}, size_t{129}, n - 24, n - 23, n - 1}) {
+                      size_t{128}, size_t{129}, n - 32, n - 31, n - 1}) {
     const Bytes cut(f.index_bytes.begin(), f.index_bytes.begin() + static_cast<std::ptrdiff_t>(keep));
     expect_rejected_then_rebuilt(f, cut, "truncated to " + std::to_string(keep) + " bytes");
   }
@@ -185,7 +186,7 @@ TEST(IndexStore, TruncatedOrPaddedIndexIsInvalidAndRebuilt) {
   padded.push_back(0);
   expect_rejected_then_rebuilt(f, padded, "one byte appended");
   padded = f.index_bytes;
-  padded.insert(padded.end(), f.index_bytes.end() - 24, f.index_bytes.end());
+  padded.insert(padded.end(), f.index_bytes.end() - 32, f.index_bytes.end());
   expect_rejected_then_rebuilt(f, padded, "last record repeated");
 }
 
@@ -215,7 +216,7 @@ TEST(IndexStore, EveryFlippedBitAndByteIsDetected) {
 TEST(IndexStore, WrongVersionIsInvalid) {
   Fixture f;
   ASSERT_TRUE(f.first.origin.saved);
-  for (uint32_t version : {0u, 2u, 7u, 0xFFFFFFFFu}) {
+  for (uint32_t version : {0u, 1u, 3u, 7u, 0xFFFFFFFFu}) {
     Bytes bad = f.index_bytes;
     put32(bad, 8, version);
     fix_checksum(bad);
@@ -234,14 +235,14 @@ TEST(IndexStore, EachFieldCheckRejectsItsDamage) {
   const Bytes good = f.index_bytes;
   const size_t n = f.first.index->blocks.size();
   ASSERT_GE(n, 3u);
-  const size_t rec1 = index::kHeaderSize + 24;  // second record
-  const size_t last = index::kHeaderSize + 24 * (n - 1);
+  const size_t rec1 = index::kHeaderSize + 32;  // second record
+  const size_t last = index::kHeaderSize + 32 * (n - 1);
+  // Record fields (FORMAT.md): start_bit 0, out_offset 8, bit_length 16, crc 24, level 28, flags 29.
   struct Case {
     std::string what;
     std::function<void(Bytes&)> damage;
     Load expected;
   };
-  const uint64_t level_bits = uint64_t{0xF} << 56;
   const std::vector<Case> cases = {
       {"bad magic", [](Bytes& b) { b[0] = 'X'; }, Load::kInvalid},
       {"header size 64", [](Bytes& b) { put32(b, 12, 64); }, Load::kInvalid},
@@ -254,36 +255,47 @@ TEST(IndexStore, EachFieldCheckRejectsItsDamage) {
       {"last reserved byte", [](Bytes& b) { b[119] = 0x80; }, Load::kInvalid},
       {"unknown flag bit 3", [](Bytes& b) { put32(b, 88, 1u << 3); }, Load::kInvalid},
       {"unknown flag bit 31", [](Bytes& b) { put32(b, 88, 1u << 31); }, Load::kInvalid},
-      {"record reserved bit 63", [&](Bytes& b) { put64(b, rec1, get64(b, rec1) | (uint64_t{1} << 63)); },
-       Load::kInvalid},
-      {"record level 0", [&](Bytes& b) { put64(b, rec1, get64(b, rec1) & ~level_bits); }, Load::kInvalid},
-      {"record level 10",
-       [&](Bytes& b) { put64(b, rec1, (get64(b, rec1) & ~level_bits) | (uint64_t{10} << 56)); }, Load::kInvalid},
-      {"record bit length 0", [&](Bytes& b) { put32(b, last + 16, 0); }, Load::kInvalid},
-      {"record ends past the source", [&](Bytes& b) { put32(b, last + 16, 0xFFFFFFF0u); }, Load::kInvalid},
-      {"record starts past the source",
-       [&](Bytes& b) { put64(b, last, (get64(b, last) & ~index::BlockRecord::kBitMask) | (f.file.size() * 8 + 8)); },
-       Load::kInvalid},
+      {"record reserved flag bit 7", [&](Bytes& b) { put8(b, rec1 + 29, b[rec1 + 29] | 0x80); }, Load::kInvalid},
+      {"record reserved bytes", [&](Bytes& b) { put8(b, rec1 + 31, 1); }, Load::kInvalid},
+      {"record level 0", [&](Bytes& b) { put8(b, rec1 + 28, 0); }, Load::kInvalid},
+      {"record level 10", [&](Bytes& b) { put8(b, rec1 + 28, 10); }, Load::kInvalid},
+      {"record bit length 0", [&](Bytes& b) { put64(b, last + 16, 0); }, Load::kInvalid},
+      {"record bit length 47", [&](Bytes& b) { put64(b, last + 16, 47); }, Load::kInvalid},
+      {"record ends past the source", [&](Bytes& b) { put64(b, last + 16, 0xFFFFFFF0u); }, Load::kInvalid},
+      {"record bit length 2^64-1", [&](Bytes& b) { put64(b, last + 16, ~uint64_t{0}); }, Load::kInvalid},
+      {"record starts past the source", [&](Bytes& b) { put64(b, last, f.file.size() * 8 + 8); }, Load::kInvalid},
       {"record out_offset past the end",
        [&](Bytes& b) { put64(b, last + 8, f.first.index->decompressed_size); }, Load::kInvalid},
       {"out_offsets not ascending", [&](Bytes& b) { put64(b, rec1 + 8, 0); }, Load::kInvalid},
-      {"start bits not ascending",
-       [&](Bytes& b) { put64(b, rec1, (get64(b, rec1) & ~index::BlockRecord::kBitMask) | 32); }, Load::kInvalid},
+      {"start bits not ascending", [&](Bytes& b) { put64(b, rec1, 32); }, Load::kInvalid},
+      {"records overlap", [&](Bytes& b) { put64(b, rec1, get64(b, rec1) - 1); }, Load::kInvalid},
       {"first out_offset not 0", [&](Bytes& b) { put64(b, index::kHeaderSize + 8, 1); }, Load::kInvalid},
+      {"a block larger than its level allows",
+       [&](Bytes& b) {
+         put64(b, 56, get64(b, 56) + (uint64_t{1} << 40));  // the last block grows by 1 TiB
+       },
+       Load::kInvalid},
       {"damaged count without damaged records", [](Bytes& b) { put32(b, 92, 1); }, Load::kInvalid},
       {"damaged record not counted",
-       [&](Bytes& b) { put64(b, rec1, get64(b, rec1) | index::BlockRecord::kCrcMismatch); }, Load::kInvalid},
+       [&](Bytes& b) { put8(b, rec1 + 29, b[rec1 + 29] | index::BlockRecord::kCrcMismatch); }, Load::kInvalid},
+      {"undecodable record without its nominal size",
+       [&](Bytes& b) {
+         put8(b, rec1 + 29, b[rec1 + 29] | index::BlockRecord::kUndecodable);
+         put32(b, 92, 1);
+       },
+       Load::kInvalid},
       {"no blocks but a size",
        [](Bytes& b) {
          b.resize(index::kHeaderSize);
          put64(b, 48, 0);
        },
        Load::kInvalid},
+      {"implausible source size", [](Bytes& b) { put64(b, 16, uint64_t{1} << 62); }, Load::kInvalid},
       // Identity fields: the file parses, but it is not the index of this source.
       {"source size", [&](Bytes& b) { put64(b, 16, f.file.size() + 1); }, Load::kStale},
-      {"source mtime", [](Bytes& b) { put64(b, 24, get64(b, 24) + 1); }, Load::kStale},
-      {"source inode", [](Bytes& b) { put64(b, 32, get64(b, 32) ^ 1); }, Load::kStale},
-      {"source fingerprint", [](Bytes& b) { put64(b, 40, get64(b, 40) ^ 1); }, Load::kStale},
+      {"source fingerprint", [](Bytes& b) { put64(b, 24, get64(b, 24) ^ 1); }, Load::kStale},
+      {"source mtime", [](Bytes& b) { put64(b, 32, get64(b, 32) + 1); }, Load::kStale},
+      {"source inode", [](Bytes& b) { put64(b, 40, get64(b, 40) ^ 1); }, Load::kStale},
   };
   for (const Case& c : cases) {
     Bytes bad = good;

@@ -30,7 +30,7 @@ Streamed stream(const std::string& path, index::IndexStore& store, unsigned thre
   Streamed s;
   auto sink = [&](const index::BlockStream::Block& b) {
     s.numbers.push_back(b.number);
-    if (b.damaged) {
+    if (b.damaged()) {
       s.damaged.push_back(b.number);
       if (b.bytes.size()) s.damaged_with_bytes = true;
     } else {

@@ -113,6 +113,9 @@ TEST_F(FsMountTest, ExtendedAttributesOfDecompressedFiles) {
     EXPECT_EQ(get_xattr(p, kXattrs[1]).value, std::to_string(s.blocks));
     EXPECT_EQ(get_xattr(p, kXattrs[2]).value, "ready");
     EXPECT_EQ(get_xattr(p, kXattrs[3]).value, "0");
+    const Xattr damage = get_xattr(p, kXattrs[4]);
+    EXPECT_EQ(damage.error, 0);
+    EXPECT_EQ(damage.value, "") << "an intact file lists no damage";
     EXPECT_EQ(get_xattr(p, "user.mibz2fs.nonsense").error, ENODATA);
     char names[1024];
     const ssize_t n = llistxattr(p.c_str(), names, sizeof names);

@@ -115,7 +115,7 @@ TEST(IndexDamage, CrcMismatchBlockKeepsItsPlaceAndSize) {
     const index::BuildResult r = build_guarded(bad, 1);
     ASSERT_TRUE(r.ok) << r.error;
     BlockIndex want = b.index;
-    want.blocks[k].start |= BlockRecord::kCrcMismatch;
+    want.blocks[k].flags |= BlockRecord::kCrcMismatch;
     want.damaged_blocks = 1;
     want.flags = BlockIndex::kHasDamage;
     EXPECT_TRUE(same_index(r.index, want));
@@ -206,7 +206,7 @@ TEST(IndexDamage, TwoDamagedBlocks) {
   ASSERT_TRUE(r.ok) << r.error;
   int64_t shift = 0;
   BlockIndex want = undecodable_expectation(5, &shift);
-  want.blocks[1].start |= BlockRecord::kCrcMismatch;
+  want.blocks[1].flags |= BlockRecord::kCrcMismatch;
   want.damaged_blocks = 2;
   EXPECT_TRUE(same_index(r.index, want)) << all_notes(r.notes);
   // One note for the CRC mismatch; two for the undecodable block (the failure, then the resync).
@@ -214,62 +214,61 @@ TEST(IndexDamage, TwoDamagedBlocks) {
   expect_other_blocks_intact(bad, r.index, {1, 5}, shift);
 }
 
-TEST(IndexDamage, StreamCrcMismatchIsFlaggedWithoutDamagedBlocks) {
+TEST(IndexDamage, StreamCrcMismatchMakesTheStreamsLastBlockUnreadable) {
   const Base& b = base();
   Bytes bad = b.file;
   flip_bit(bad, b.layout.eos_bits[0] + 48 + 7);  // in stream A's combined CRC
   const index::BuildResult r = build_guarded(bad, 1);
   ASSERT_TRUE(r.ok) << r.error;
   BlockIndex want = b.index;
-  want.flags = BlockIndex::kStreamCrcMismatch;
+  want.flags = BlockIndex::kStreamCrcMismatch | BlockIndex::kHasDamage;
+  want.blocks[b.stream_b_first_block - 1].flags |= BlockRecord::kStreamCrcMismatch;
+  want.damaged_blocks = 1;
   EXPECT_TRUE(same_index(r.index, want));
   EXPECT_TRUE(any_note_has(r.notes, "combined CRC")) << all_notes(r.notes);
 }
 
 // ---- truncation -----------------------------------------------------------------------------------
 
-// What the index of the base file cut to `cut` bytes must be.
+// What the index of the base file cut to `cut` bytes must be: the blocks that are whole, then (when
+// the cut is inside a stream) one truncated record for the rest, a nominal block of the stream's
+// level that is never served.
 BlockIndex truncated_expectation(uint64_t cut) {
   const Base& b = base();
   const uint64_t cut_bits = cut * 8;
   BlockIndex want;
-  // Marks in file order with their extents: blocks, and end-of-stream markers.
-  struct Mark {
-    uint64_t start, end;
+  auto truncated_at = [&](uint64_t bit, int level, bool first_of_stream) {
+    want.truncated_at_bit = bit;
+    const uint8_t flags = BlockRecord::kTruncated | (first_of_stream ? BlockRecord::kStreamStart : 0);
+    want.blocks.push_back(BlockRecord::make(bit, level, flags, want.decompressed_size, cut_bits - bit, 0));
+    want.decompressed_size += index::nominal_block_size(level);
+    want.damaged_blocks = 1;
+    want.flags = BlockIndex::kHasDamage;
+    return want;
   };
-  std::vector<Mark> marks;
-  for (size_t s = 0; s < b.layout.stream_bytes.size(); ++s) {
-    for (const BlockSpan& blk : b.layout.blocks)
-      if (blk.stream == s) marks.push_back({blk.start_bit, blk.end_bit});
-    marks.push_back({b.layout.eos_bits[s], b.layout.eos_bits[s] + bz2::kEndOfStreamBits});
-  }
   for (size_t s = 0; s < b.layout.stream_bytes.size(); ++s) {
     const uint64_t header = b.layout.stream_bytes[s] * 8;
     if (cut_bits == header && s > 0) return want;  // ends exactly between streams
-    if (cut_bits < header + bz2::kStreamHeaderBits) {
-      want.truncated_at_bit = header;
-      return want;
-    }
+    // A cut header: the rest is judged by the stream before it.
+    if (cut_bits < header + bz2::kStreamHeaderBits) return truncated_at(header, want.blocks.back().level(), false);
     want.stream_count = s + 1;
+    bool first = true;
+    int level = 0;
     for (size_t i = 0; i < b.layout.blocks.size(); ++i) {
       const BlockSpan& blk = b.layout.blocks[i];
       if (blk.stream != s) continue;
-      if (blk.end_bit > cut_bits) {
-        want.truncated_at_bit = blk.start_bit;
-        return want;
-      }
+      level = blk.level;
+      if (blk.end_bit > cut_bits) return truncated_at(blk.start_bit, blk.level, first);
       want.blocks.push_back(b.index.blocks[i]);
       want.decompressed_size += blk.out_size;
+      first = false;
     }
-    if (b.layout.eos_bits[s] + bz2::kEndOfStreamBits > cut_bits) {
-      want.truncated_at_bit = b.layout.eos_bits[s];
-      return want;
-    }
+    if (b.layout.eos_bits[s] + bz2::kEndOfStreamBits > cut_bits) return truncated_at(b.layout.eos_bits[s], level, first);
   }
   return want;
 }
 
-TEST(IndexDamage, FileCutAnywhereEndsAtItsLastCompleteBlock) {
+TEST(IndexDamage, FileCutAnywhereEndsInAnUnreadableNominalBlock) {
   const Base& b = base();
   std::vector<uint64_t> cuts;
   for (const BlockSpan& s : b.layout.blocks) {
@@ -304,11 +303,15 @@ TEST(IndexDamage, FileCutAnywhereEndsAtItsLastCompleteBlock) {
     } else {
       EXPECT_TRUE(r.notes.empty()) << all_notes(r.notes);
     }
-    // What is indexed reads back as the original's prefix.
+    // What is whole reads back as the original's prefix; the truncated rest never reads.
     IndexedBytes reader(part, r.index);
-    const std::optional<Bytes> got = reader.range(0, r.index.decompressed_size);
+    const uint64_t good = want.truncated_at_bit ? want.blocks.back().out_offset : want.decompressed_size;
+    const std::optional<Bytes> got = reader.range(0, good);
     ASSERT_TRUE(got.has_value());
-    EXPECT_TRUE(same_bytes(*got, slice(b.plain, 0, r.index.decompressed_size)));
+    EXPECT_TRUE(same_bytes(*got, slice(b.plain, 0, good)));
+    if (want.truncated_at_bit) {
+      EXPECT_FALSE(reader.range(good, 1).has_value());
+    }
   }
 }
 
@@ -377,8 +380,7 @@ TEST(IndexDamage, NotBzip2OrEmptyIsRefusedWithAReason) {
 }
 
 TEST(IndexDamage, HeaderFollowedByNothingUsableFinishes) {
-  // A stream header and then nothing, or garbage: no blocks, the file ends (as far as we can tell)
-  // right after the header.
+  // A stream header and then nothing, or garbage: no blocks, and bzip2 -d rejects it.
   Bytes junk = to_bytes("BZh9");
   const Bytes noise = random_bytes(20000, 3);
   junk.insert(junk.end(), noise.begin(), noise.end());
@@ -388,8 +390,13 @@ TEST(IndexDamage, HeaderFollowedByNothingUsableFinishes) {
       EXPECT_FALSE(r.error.empty());
       continue;
     }
-    EXPECT_TRUE(r.index.blocks.empty());
-    EXPECT_EQ(r.index.decompressed_size, 0u);
+    // Nothing readable: one nominal block that reads as errors, never an empty file.
+    ASSERT_EQ(r.index.blocks.size(), 1u);
+    EXPECT_TRUE(r.index.blocks[0].truncated());
+    EXPECT_EQ(r.index.blocks[0].start_bit(), 32u);
+    EXPECT_EQ(r.index.blocks[0].end_bit(), data.size() * 8);
+    EXPECT_EQ(r.index.decompressed_size, 900000u);
+    EXPECT_EQ(r.index.damaged_blocks, 1u);
     EXPECT_EQ(r.index.truncated_at_bit, 32u);
     EXPECT_FALSE(r.notes.empty());
   }

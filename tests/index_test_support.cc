@@ -120,10 +120,11 @@ namespace {
 
 std::string record_text(const index::BlockRecord& r) {
   char buf[200];
-  std::snprintf(buf, sizeof buf, "{start_bit %llu level %d flags %s%s%s out_offset %llu bit_length %u crc %08x}",
+  std::snprintf(buf, sizeof buf, "{start_bit %llu level %d flags %s%s%s%s%s out_offset %llu bit_length %llu crc %08x}",
                 static_cast<unsigned long long>(r.start_bit()), r.level(), r.crc_mismatch() ? "C" : "-",
-                r.undecodable() ? "U" : "-", r.stream_start() ? "S" : "-",
-                static_cast<unsigned long long>(r.out_offset), r.bit_length, r.crc);
+                r.undecodable() ? "U" : "-", r.stream_start() ? "S" : "-", r.stream_crc_mismatch() ? "M" : "-",
+                r.truncated() ? "T" : "-", static_cast<unsigned long long>(r.out_offset),
+                static_cast<unsigned long long>(r.bit_length), r.crc);
   return buf;
 }
 
@@ -150,7 +151,8 @@ std::string record_text(const index::BlockRecord& r) {
   for (size_t i = 0; i < a.blocks.size(); ++i) {
     const auto& x = a.blocks[i];
     const auto& y = e.blocks[i];
-    if (x.start != y.start || x.out_offset != y.out_offset || x.bit_length != y.bit_length || x.crc != y.crc)
+    if (x.first_bit != y.first_bit || x.stream_level != y.stream_level || x.flags != y.flags ||
+        x.out_offset != y.out_offset || x.bit_length != y.bit_length || x.crc != y.crc || x.reserved != y.reserved)
       return fail() << "block " << i << ": " << record_text(x) << " vs " << record_text(y);
   }
   return ::testing::AssertionSuccess();
@@ -167,7 +169,7 @@ std::string record_text(const index::BlockRecord& r) {
     const bool first_of_stream = i == 0 || layout.blocks[i - 1].stream != s.stream;
     if (r.start_bit() != s.start_bit || r.end_bit() != s.end_bit || r.level() != s.level || r.crc != s.stored_crc ||
         r.out_offset != s.out_offset || idx.block_size(i) != s.out_size || r.damaged() ||
-        r.stream_start() != first_of_stream || (r.start >> 63) != 0)
+        r.stream_start() != first_of_stream || r.reserved != 0)
       return fail() << "block " << i << ": index " << record_text(r) << " size " << idx.block_size(i)
                     << ", decode: start_bit " << s.start_bit << " end_bit " << s.end_bit << " level " << s.level
                     << " crc " << s.stored_crc << " out_offset " << s.out_offset << " size " << s.out_size
@@ -262,6 +264,34 @@ std::optional<uint64_t> find_early_failure_flip(const Bytes& file, const BlockSp
     if (e && !r.symbols_read) return bit;
   }
   return std::nullopt;
+}
+
+namespace {
+
+bool bit_at(const Bytes& b, uint64_t i) { return (b[i / 8] >> (7 - i % 8)) & 1; }
+
+void append_bit(Bytes& b, uint64_t& n, bool v) {
+  if (n % 8 == 0) b.push_back(0);
+  if (v) b.back() |= static_cast<uint8_t>(0x80u >> (n % 8));
+  ++n;
+}
+
+}  // namespace
+
+Bytes copy_bits(const Bytes& file, uint64_t from, uint64_t to) {
+  Bytes out;
+  uint64_t n = 0;
+  for (uint64_t i = from; i < to; ++i) append_bit(out, n, bit_at(file, i));
+  return out;
+}
+
+Bytes splice_bits(const Bytes& file, uint64_t from, uint64_t to, const Bytes& insert, uint64_t insert_bits) {
+  Bytes out;
+  uint64_t n = 0;
+  for (uint64_t i = 0; i < from; ++i) append_bit(out, n, bit_at(file, i));
+  for (uint64_t i = 0; i < insert_bits; ++i) append_bit(out, n, bit_at(insert, i));
+  for (uint64_t i = to; i < file.size() * 8; ++i) append_bit(out, n, bit_at(file, i));
+  return out;
 }
 
 // ---- files ------------------------------------------------------------------------------------

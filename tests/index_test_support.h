@@ -107,6 +107,12 @@ std::optional<uint64_t> find_crc_only_flip(const Bytes& file, const BlockSpan& b
 // read (so the block's extent is unknown).
 std::optional<uint64_t> find_early_failure_flip(const Bytes& file, const BlockSpan& block);
 
+// The file with bits [from, to) replaced by `insert` (bits [0, insert_bits) of it, MSB first), the
+// rest moved up or down and the last byte zero-padded: a block cut out of a stream, or repeated.
+Bytes splice_bits(const Bytes& file, uint64_t from, uint64_t to, const Bytes& insert = {}, uint64_t insert_bits = 0);
+// Bits [from, to) of `file`, MSB first, in a buffer of their own.
+Bytes copy_bits(const Bytes& file, uint64_t from, uint64_t to);
+
 // ---- files ------------------------------------------------------------------------------------
 
 // stat() of a path (aborts the test on failure).

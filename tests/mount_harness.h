@@ -97,7 +97,8 @@ struct Xattr {
 Xattr get_xattr(const stdfs::path& p, const char* name);
 
 inline constexpr const char* kXattrs[] = {"user.mibz2fs.compressed_size", "user.mibz2fs.blocks",
-                                          "user.mibz2fs.index", "user.mibz2fs.damaged_blocks"};
+                                          "user.mibz2fs.index", "user.mibz2fs.damaged_blocks",
+                                          "user.mibz2fs.damage"};
 
 // The .idx files under `dir`.
 size_t count_index_files(const stdfs::path& dir);

@@ -105,7 +105,23 @@ int Catalog::open_source(const CatalogFile& file, index::SourceIdentity* id, std
 
 // --- settling ---
 
+// One line per file, each time it becomes ready (so at every mount): the damage and where it is.
+void Catalog::log_damage(const std::string& path, const index::BlockIndex& index) {
+  if (index.trailing_bytes)
+    spdlog::info("{}: {} bytes of trailing garbage after the last stream are ignored (as bzip2 does)", path,
+                 index.trailing_bytes);
+  if (!index.damaged_blocks) return;
+  constexpr size_t kShown = 8;  // a file with thousands of damaged blocks still gets one line
+  const std::vector<std::string> report = index::damage_report(index);
+  std::string line;
+  for (size_t i = 0; i < report.size() && i < kShown; ++i) line += (i ? " | " : "") + report[i];
+  if (report.size() > kShown) line += " | and " + std::to_string(report.size() - kShown) + " more (mibz2 info)";
+  spdlog::warn("{}: damaged, {} {} read as I/O errors: {}", path, index.damaged_blocks,
+               index.damaged_blocks == 1 ? "block" : "blocks", line);
+}
+
 void Catalog::settle_ready(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin) {
+  log_damage(file->path(), *index);
   {
     std::lock_guard lk(file->mu_);
     file->state_ = IndexState::kReady;
@@ -486,7 +502,8 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
   index::BuildResult r = build->builder->take_result();
   const FileRef& file = build->file;
   const std::string& path = file->path();
-  for (const std::string& n : r.notes) spdlog::warn("{}: {}", path, n);
+  // The notes are the build's detail; the damage is logged once per file when it settles.
+  for (const std::string& n : r.notes) spdlog::debug("{}: {}", path, n);
   bool stopping;
   {
     std::lock_guard lk(mu_);

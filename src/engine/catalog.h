@@ -169,6 +169,7 @@ class Catalog {
   bool claim_finish_locked(Build& build);
   void finish_if_done(const std::shared_ptr<Build>& build);
   void finish_build(const std::shared_ptr<Build>& build);
+  static void log_damage(const std::string& path, const index::BlockIndex& index);
   void settle_ready(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin);
   void settle_failed(const FileRef& file, std::string error, IndexOrigin origin = {});
   // The one way the catalog opens a source: read-only, with its identity (size, mtime, inode,

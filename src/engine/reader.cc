@@ -29,14 +29,21 @@ ssize_t Reader::read(uint64_t offset, size_t length, uint8_t* out) {
   add(st.reads);
   const index::BlockIndex& idx = *index_;
   if (offset >= idx.decompressed_size || length == 0) return 0;
-  const uint64_t end = offset + std::min<uint64_t>(length, idx.decompressed_size - offset);
+  uint64_t end = offset + std::min<uint64_t>(length, idx.decompressed_size - offset);
   const uint64_t first = idx.block_at(offset);
-  const uint64_t last = idx.block_at(end - 1);
-  for (uint64_t b = first; b <= last; ++b) {
+  uint64_t last = idx.block_at(end - 1);
+  // Damaged blocks are never served (the Catalog logged them once for the file). A read that
+  // starts in one fails; a read that runs into one stops short before it, so every verified byte
+  // can be read and the next read meets the error.
+  if (idx.blocks[first].damaged()) {
+    add(st.damaged_reads);
+    return -EIO;
+  }
+  for (uint64_t b = first + 1; b <= last; ++b) {
     if (idx.blocks[b].damaged()) {
-      add(st.damaged_reads);
-      report_damage(b, idx.blocks[b].undecodable() ? "undecodable" : "CRC mismatch");
-      return -EIO;
+      end = idx.blocks[b].out_offset;
+      last = b - 1;
+      break;
     }
   }
 
@@ -188,9 +195,11 @@ Reader::Outcome Reader::decode(uint64_t block, WorkerContext& ctx) {
   bz2::BlockResult res;
   const bz2::Error e = ctx.decoder.decode({ctx.compressed.data(), ctx.compressed.size()}, r.start_bit() % 8, r.level(),
                                           decoded->bytes, res);
-  if (e || decoded->bytes.size() != expect) {
+  // Never serve bytes the index does not vouch for: the block's own CRC, and its size and stored
+  // CRC as the index recorded them (an index of another file, or a source changed in place).
+  if (e || decoded->bytes.size() != expect || res.stored_crc != r.crc) {
     add(st.decode_errors);
-    report_damage(block, e ? bz2::to_string(e) : "decoded size differs from the index (source changed?)");
+    report_damage(block, e ? bz2::to_string(e) : "decoded size or CRC differs from the index (source changed?)");
     return {nullptr, EIO};
   }
   add(st.decodes);

@@ -36,7 +36,8 @@ class Reader : public std::enable_shared_from_this<Reader> {
   Reader& operator=(const Reader&) = delete;
 
   // Copies up to `length` bytes at decompressed `offset` into `out`. Returns the byte count (0 at
-  // or past the end) or -EIO when the range touches a damaged block or the source cannot be read.
+  // or past the end; fewer than asked when the range runs into a damaged block, which is never
+  // served) or -EIO when the read starts in a damaged block or the source cannot be read.
   ssize_t read(uint64_t offset, size_t length, uint8_t* out);
 
   uint64_t size() const { return index_->decompressed_size; }

@@ -49,7 +49,7 @@ NodeKind kind_of(const ShownEntry& e) {
 
 // Extended attributes of decompressed files.
 constexpr const char* kXattrNames[] = {"user.mibz2fs.compressed_size", "user.mibz2fs.blocks", "user.mibz2fs.index",
-                                       "user.mibz2fs.damaged_blocks"};
+                                       "user.mibz2fs.damaged_blocks", "user.mibz2fs.damage"};
 
 }  // namespace
 
@@ -417,6 +417,11 @@ void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // last open; then its cached pages go (keep_cache 0) and so do its cached attributes (the size):
   // invalidating attributes only (offset -1) waits for no page, so it is safe here in open.
   fi->keep_cache = changed ? 0 : 1;
+  // A damaged file is read around the page cache: a read that runs into damage then returns the
+  // verified bytes before it (a short read) and the next read fails with EIO, exactly at the
+  // damage. Through the page cache a short reply would look like the end of the file, and a
+  // failed page would take the good bytes of its neighbours with it.
+  if (handle->reader && handle->reader->index().damaged_blocks) fi->direct_io = 1;
   if (changed) {
     spdlog::info("{}: content changed since it was last opened; the kernel's cache of it is dropped", node->source);
     if (fuse_session* se = session_.load()) fuse_lowlevel_notify_inval_inode(se, ino, -1, 0);
@@ -491,13 +496,16 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
     value = std::to_string(st.st_size);
   } else if (n == kXattrNames[2]) {
     value = catalog_->status(file).describe();
-  } else if (n == kXattrNames[1] || n == kXattrNames[3]) {
+  } else if (n == kXattrNames[1] || n == kXattrNames[3] || n == kXattrNames[4]) {
     if (!catalog_->wait(file)) {
       fuse_reply_err(req, EIO);
       return;
     }
     const auto idx = catalog_->status(file).index;
-    value = std::to_string(n == kXattrNames[1] ? idx->blocks.size() : idx->damaged_blocks);
+    if (n == kXattrNames[1]) value = std::to_string(idx->blocks.size());
+    else if (n == kXattrNames[3]) value = std::to_string(idx->damaged_blocks);
+    else
+      for (const std::string& line : index::damage_report(*idx)) value += line + "\n";
   } else {
     fuse_reply_err(req, ENODATA);
     return;

@@ -73,7 +73,7 @@ int cat_one(const char* path, bz2::BlockDecoder& decoder) {
 // cut short or a stream whose CRC does not match is an error even when every block was written.
 int check_tail(const char* path, const index::BlockIndex& idx) {
   if (idx.truncated_at_bit) {
-    std::fprintf(stderr, "mibz2: %s: file ends inside a block at bit %llu (truncated): output ends at the last complete block\n",
+    std::fprintf(stderr, "mibz2: %s: file ends inside a stream at bit %llu (truncated)\n",
                  path, static_cast<unsigned long long>(idx.truncated_at_bit));
     return kExitDataError;
   }
@@ -90,8 +90,9 @@ int cat_streaming(const char* path, IndexAccess& access, const engine::FileRef& 
   int write_errno = 0;
   std::string damage;
   access.catalog().stream(file, [&](const index::BlockStream::Block& b) {
-    if (b.damaged) {
-      damage = "block " + std::to_string(b.number) + " is damaged: its bytes cannot be read";
+    if (b.damaged()) {
+      damage = "block " + std::to_string(b.number) + " is damaged (" + index::describe_damage(b.record) +
+               "): its bytes cannot be read";
       return false;
     }
     write_errno = io::write_all(STDOUT_FILENO, b.bytes.data(), b.bytes.size());
@@ -137,9 +138,11 @@ int cat_engine(const char* path, IndexAccess& access, const engine::FileRef& fil
     const ssize_t n = reader->read(offset, want, buf.data());
     if (n <= 0) {
       const index::BlockIndex& idx = reader->index();
+      const size_t b = idx.block_at(offset);
+      const std::string why = idx.blocks[b].damaged() ? index::describe_damage(idx.blocks[b])
+                                                       : std::strerror(n < 0 ? static_cast<int>(-n) : EIO);
       std::fprintf(stderr, "mibz2: %s: cannot read decompressed bytes at %llu: %s (%s)\n", path,
-                   static_cast<unsigned long long>(offset), std::strerror(n < 0 ? static_cast<int>(-n) : EIO),
-                   index::describe_block(idx, idx.block_at(offset)).c_str());
+                   static_cast<unsigned long long>(offset), why.c_str(), index::describe_block(idx, b).c_str());
       return kExitDataError;
     }
     if (const int werr = io::write_all(STDOUT_FILENO, buf.data(), static_cast<size_t>(n))) {

@@ -39,6 +39,15 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
+// The kind of a damaged record, for --json.
+const char* damage_kind(const index::BlockRecord& r) {
+  if (r.truncated()) return "truncated";
+  if (r.undecodable() && r.stream_crc_mismatch()) return "empty_stream_crc_mismatch";
+  if (r.undecodable()) return "undecodable";
+  if (r.crc_mismatch()) return "crc_mismatch";
+  return "stream_crc_mismatch";
+}
+
 const char* index_state(const engine::IndexOrigin& origin) {
   if (!origin.built) return "current";
   return origin.saved ? "built now" : "built now, in memory only (not saved)";
@@ -56,13 +65,12 @@ void print_text(const std::string& path, const engine::IndexStatus& got) {
   for (size_t i = 0; i < idx.blocks.size(); ++i) {
     const index::BlockRecord& r = idx.blocks[i];
     if (!r.damaged()) continue;
-    std::printf("  %s: %s\n", index::describe_block(idx, i).c_str(),
-                r.undecodable() ? "undecodable; its size is nominal and offsets after it are shifted"
-                                : "CRC mismatch; reads of it fail");
+    std::printf("  %s: %s; reads of it fail\n", index::describe_block(idx, i).c_str(),
+                index::describe_damage(r).c_str());
   }
   if (idx.flags & index::BlockIndex::kStreamCrcMismatch) std::printf("stream CRC:         mismatch\n");
   if (idx.truncated_at_bit)
-    std::printf("truncated:          yes, the file ends inside a block at bit %llu\n",
+    std::printf("truncated:          yes, the file ends inside a stream at bit %llu\n",
                 static_cast<unsigned long long>(idx.truncated_at_bit));
   if (idx.trailing_bytes) std::printf("trailing garbage:   %llu bytes (ignored)\n", static_cast<unsigned long long>(idx.trailing_bytes));
   std::printf("index:              %s (%s)\n", got.origin.index_path.empty() ? "(none)" : got.origin.index_path.c_str(),
@@ -83,7 +91,7 @@ void print_json(const std::string& path, const engine::IndexStatus& got) {
     std::printf("%s{\"block\":%zu,\"start_bit\":%llu,\"end_bit\":%llu,\"offset\":%llu,\"size\":%llu,\"kind\":\"%s\"}",
                 first ? "" : ",", i, static_cast<unsigned long long>(r.start_bit()),
                 static_cast<unsigned long long>(r.end_bit()), static_cast<unsigned long long>(r.out_offset),
-                static_cast<unsigned long long>(idx.block_size(i)), r.undecodable() ? "undecodable" : "crc_mismatch");
+                static_cast<unsigned long long>(idx.block_size(i)), damage_kind(r));
     first = false;
   }
   std::printf("],\"offsets_shifted\":%s,\"stream_crc_mismatch\":%s,\"truncated_at_bit\":%llu,\"trailing_bytes\":%llu,",
