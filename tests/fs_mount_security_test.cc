@@ -31,6 +31,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -420,6 +421,7 @@ TEST_F(FsSecurityTest, DirectoryReplacedByASymlinkDoesNotLeadOutOfSource) {
   ASSERT_EQ(put_file(secret_ / "passwd", secret_text(200), 0600), 0);
   ASSERT_EQ(put_file(secret_ / "sub" / "passwd", secret_text(300), 0600), 0);
   ASSERT_EQ(put_file(secret_ / "sub" / "root-only-name", secret_text(10), 0600), 0);
+  ASSERT_EQ(put_file(secret_ / "root-only-top", secret_text(10), 0600), 0);
   ASSERT_EQ(chmod((secret_ / "sub").c_str(), 0700), 0);
   MOUNT_OR_RETURN(mount(src, {"-o", "allow_other"}));
 
@@ -457,14 +459,17 @@ TEST_F(FsSecurityTest, DirectoryReplacedByASymlinkDoesNotLeadOutOfSource) {
     EXPECT_FALSE(has_secret(as_root.data)) << "the mount served a root-only file from outside SOURCE to root: "
                                            << as_root.describe();
   }
-  const Outcome l_user = in_child(As::kNobody, 10, [&] { return list_path(mnt_ / "d" / "sub"); });
-  EXPECT_TRUE(l_user.finished);
-  EXPECT_EQ(l_user.data.find("root-only-name"), std::string::npos)
-      << "nobody listed a root-only directory through the mount:\n" << l_user.data;
-  const Outcome l_root = in_child(As::kRoot, 10, [&] { return list_beneath(mnt_, "d/sub"); });
-  EXPECT_TRUE(l_root.finished);
-  EXPECT_EQ(l_root.data.find("root-only-name"), std::string::npos)
-      << "the mount listed a directory outside SOURCE:\n" << l_root.data;
+  for (const char* rel : {"d", "d/sub"}) {
+    SCOPED_TRACE(std::string("ls ") + rel);
+    const Outcome l_user = in_child(As::kNobody, 10, [&] { return list_path(mnt_ / rel); });
+    EXPECT_TRUE(l_user.finished);
+    EXPECT_EQ(l_user.data.find("root-only-"), std::string::npos)
+        << "nobody listed a root-only directory through the mount:\n" << l_user.data;
+    const Outcome l_root = in_child(As::kRoot, 10, [&] { return list_beneath(mnt_, rel); });
+    EXPECT_TRUE(l_root.finished);
+    EXPECT_EQ(l_root.data.find("root-only-"), std::string::npos)
+        << "the mount listed a directory outside SOURCE:\n" << l_root.data;
+  }
   EXPECT_TRUE(daemon_alive());
 }
 
@@ -890,7 +895,7 @@ TEST_F(FsSecurityTest, LongNameDoesNotStopTheIndexStore) {
   const auto t0 = Clock::now();
   while (count_index_files(idx_) < 3 && seconds_since(t0) < 5) sleep_ms(50);
   const size_t saved = count_index_files(idx_);
-  EXPECT_GE(saved, 2u) << "after the long name, no index is saved any more; log:\n" << slurp(first->log());
+  EXPECT_GE(saved, 2u) << "after the long name, no index is saved any more";
   EXPECT_EQ(saved, 3u) << "the long name's index is not saved";
   EXPECT_TRUE(first->stop());
 
@@ -902,7 +907,7 @@ TEST_F(FsSecurityTest, LongNameDoesNotStopTheIndexStore) {
   const std::string log = slurp(second->log());
   for (const char* name : {"o1.bz2", "o2.bz2"})
     EXPECT_EQ(log.find((src / name).string() + ": indexing"), std::string::npos)
-        << name << " is indexed again at the second mount:\n" << log;
+        << name << " is indexed again at the second mount";
   EXPECT_EQ(log.find((src / long_name).string() + ": indexing"), std::string::npos)
       << "the long name is indexed again at the second mount";
 }
@@ -988,7 +993,8 @@ class FsSecurityIndexTest : public FsSecurityTest {
   Bytes bytes_;
 };
 
-// (a) A 40 GiB sparse file under the index's name: ignored and rebuilt, no bad_alloc.
+// (a) A 40 GiB sparse file under the index's name: ignored and rebuilt, no bad_alloc (today the
+// whole file is read into memory: std::bad_alloc, nothing catches it, the daemon aborts).
 TEST_F(FsSecurityIndexTest, HugeSparseIndexFileIsNotReadWhole) {
   make(text_bytes(600000, 2001));
   if (HasFailure()) return;
@@ -996,15 +1002,28 @@ TEST_F(FsSecurityIndexTest, HugeSparseIndexFileIsNotReadWhole) {
   // Bounded address space for the daemon (inherited at fork): a 40 GiB allocation fails on any
   // machine, as it does on one with less memory, instead of filling it. Not under sanitizers,
   // whose shadow memory needs the room.
+  // Sanitizers need the address space for their shadow memory: there the allocator's own limit
+  // does it (an allocation above it is reported and aborts).
   rlimit old{};
   getrlimit(RLIMIT_AS, &old);
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_env;
   if (!kSanitized) {
     rlimit lim = old;
-    lim.rlim_cur = rlim_t{16} << 30;
+    lim.rlim_cur = std::min<rlim_t>(old.rlim_cur, rlim_t{16} << 30);
     setrlimit(RLIMIT_AS, &lim);
+  } else {
+    for (const char* var : {"ASAN_OPTIONS", "TSAN_OPTIONS"}) {
+      const char* was = std::getenv(var);
+      saved_env.emplace_back(var, was ? std::optional<std::string>(was) : std::nullopt);
+      setenv(var, ((was && *was ? std::string(was) + ":" : std::string()) + "max_allocation_size_mb=16384").c_str(), 1);
+    }
   }
   Mibz2fs* m = mount(src_);
   setrlimit(RLIMIT_AS, &old);
+  for (const auto& [var, was] : saved_env) {
+    if (was) setenv(var.c_str(), was->c_str(), 1);
+    else unsetenv(var.c_str());
+  }
   MOUNT_OR_RETURN(m);
   const Outcome r = in_child(As::kRoot, 30, [&] { return read_path(mnt_ / "f"); });
   EXPECT_TRUE(r.finished);
@@ -1014,7 +1033,8 @@ TEST_F(FsSecurityIndexTest, HugeSparseIndexFileIsNotReadWhole) {
 }
 
 // (b) A record claiming a 2^40-byte block (later offsets and the total moved to match, checksum
-// recomputed): never a crash, the reads right.
+// recomputed): never a crash, the reads right. (Index format 2 already rejects it: a block's size
+// is bounded by its level. Kept so that it stays so.)
 TEST_F(FsSecurityIndexTest, RecordClaimingAHugeBlockIsNotTrusted) {
   make(text_bytes(600000, 2002));
   if (HasFailure()) return;
