@@ -1002,6 +1002,16 @@ TEST_F(FsSecurityIndexTest, HugeSparseIndexFileIsNotReadWhole) {
   make(text_bytes(600000, 2001));
   if (HasFailure()) return;
   ASSERT_EQ(truncate(index_file_.c_str(), off_t{40} << 30), 0);
+  // mibz2 info with that index directory first (the mount below replaces the index it rebuilds),
+  // with the same bound on memory as the daemon.
+  const std::string bound = kSanitized ? "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}max_allocation_size_mb=16384\" "
+                                         "TSAN_OPTIONS=\"${TSAN_OPTIONS:+$TSAN_OPTIONS:}max_allocation_size_mb=16384\" "
+                                       : "ulimit -v 16777216; ";
+  const CommandResult info = run_command(bound + "timeout -k 5 30 " + shell_quote(MIBZ2_BINARY) + " info --index-dir " +
+                                         shell_quote(idx_.string()) + " " + shell_quote((src_ / "f.bz2").string()) +
+                                         " 2>&1");
+  EXPECT_EQ(info.status, 0) << "mibz2 info with a 40 GiB index file:\n" << str(info.out);
+  EXPECT_EQ(str(info.out).find("bad_alloc"), std::string::npos) << str(info.out);
   // Bounded address space for the daemon (inherited at fork): a 40 GiB allocation fails on any
   // machine, as it does on one with less memory, instead of filling it. Not under sanitizers,
   // whose shadow memory needs the room.
