@@ -38,10 +38,10 @@ bool IndexBuilder::finished() const {
   return phase_ == Phase::kFinished;
 }
 
-void IndexBuilder::cancel() {
+void IndexBuilder::cancel(const std::string& why) {
   std::lock_guard lk(mu_);
   if (phase_ == Phase::kFinished) return;
-  result_.error = "cancelled";
+  result_.error = why;
   finish_locked();
 }
 

@@ -73,8 +73,9 @@ class IndexBuilder {
   size_t ready_work() const;
 
   bool finished() const;
-  // Stops the build: it finishes at once with the error "cancelled".
-  void cancel();
+  // Stops the build: it finishes at once with the error `why`.
+  static constexpr const char* kCancelled = "cancelled";
+  void cancel(const std::string& why = kCancelled);
   // Waits up to `timeout` for the build to finish; returns finished().
   bool wait_finished(std::chrono::milliseconds timeout);
   // Compressed bytes resolved so far (for progress display); any thread may call it.

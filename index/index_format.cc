@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "bz2/stream_parser.h"
 #include "index/xxh3.h"
 
 namespace mibz2::index {
@@ -57,8 +58,22 @@ std::string record_problem(const BlockIndex& idx, uint64_t i) {
       r.bit_length > idx.source.size * 8 - r.start_bit())
     return which + " lies outside the source file";
   if (i == 0 && r.out_offset != 0) return "first record does not start at offset 0";
-  if (i > 0 && r.start_bit() < idx.blocks[i - 1].end_bit())
-    return "records " + std::to_string(i - 1) + " and " + std::to_string(i) + " overlap or are out of order";
+  if (i > 0) {
+    // Inside a stream every block starts where the one before ends; a stream's first block (or
+    // what is left of a truncated file) may start later, after at least an end-of-stream marker
+    // and a stream header (112 bits), or right there after a damaged stretch.
+    const uint64_t prev_end = idx.blocks[i - 1].end_bit();
+    if (r.start_bit() < prev_end)
+      return "records " + std::to_string(i - 1) + " and " + std::to_string(i) + " overlap or are out of order";
+    // A file cut inside the next stream's header leaves a truncated record right after the
+    // end-of-stream marker (80 bits and the padding).
+    const uint64_t gap = r.start_bit() - prev_end;
+    const uint64_t min_gap = r.stream_start() ? bz2::kEndOfStreamBits + bz2::kStreamHeaderBits
+                             : r.truncated()  ? bz2::kEndOfStreamBits
+                                              : UINT64_MAX;
+    if (gap != 0 && gap < min_gap)
+      return "records " + std::to_string(i - 1) + " and " + std::to_string(i) + " do not chain";
+  }
   if (r.out_offset >= idx.decompressed_size) return which + " starts past the end";
   const uint64_t end = i + 1 < idx.blocks.size() ? idx.blocks[i + 1].out_offset : idx.decompressed_size;
   if (end <= r.out_offset) return "records " + std::to_string(i) + " and " + std::to_string(i + 1) + " are out of order";

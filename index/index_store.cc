@@ -18,6 +18,9 @@ namespace mibz2::index {
 namespace {
 
 constexpr size_t kFingerprintSpan = 64 * 1024;
+// Bytes of the source's basename kept in an index file's name: with ".<16 hex>.idx.tmp.XXXXXX"
+// (32 bytes) it stays well inside NAME_MAX (255).
+constexpr size_t kMaxBaseName = 200;
 
 std::string errno_text(int e) { return std::strerror(e); }
 
@@ -77,6 +80,11 @@ bool identify_source(int fd, SourceIdentity* id, std::string* error) {
   return true;
 }
 
+uint64_t max_index_file_size(uint64_t source_size) {
+  // FORMAT.md: records do not overlap and all but a truncated last one are at least 48 bits long.
+  return kHeaderSize + sizeof(BlockRecord) * (source_size * 8 / 48 + 2);
+}
+
 IndexStore::IndexStore(std::string dir) : dir_(dir.empty() ? default_index_dir() : std::move(dir)) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
 }
@@ -85,14 +93,25 @@ std::string IndexStore::path_for(const std::string& source_abs_path) const {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx",
                 static_cast<unsigned long long>(xxh3(source_abs_path.data(), source_abs_path.size())));
-  return dir_ + "/" + base_name(source_abs_path) + "." + hex + ".idx";
+  // The basename is for people reading the directory; the hash makes the name unique. Cut, so
+  // that the name and its temporary form (".tmp.XXXXXX") fit NAME_MAX whatever the source's name.
+  std::string base = base_name(source_abs_path);
+  if (base.size() > kMaxBaseName) {
+    size_t cut = kMaxBaseName;
+    while (cut > 0 && (static_cast<unsigned char>(base[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+    base.resize(cut);
+  }
+  return dir_ + "/" + base + "." + hex + ".idx";
 }
 
 IndexStore::Load IndexStore::load(const std::string& source_abs_path, const SourceIdentity& id, BlockIndex* out,
                                   std::string* reason) const {
   if (dir_.empty()) return Load::kMissing;
   const std::string path = path_for(source_abs_path);
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // An index directory may be shared: its files are input like any other. Never through a
+  // symlink, never blocking on a fifo, a regular file only, and never larger than an index of this
+  // source can be (so a huge or sparse file is not read).
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return Load::kMissing;
     *reason = "cannot open " + path + ": " + errno_text(errno);
@@ -101,11 +120,17 @@ IndexStore::Load IndexStore::load(const std::string& source_abs_path, const Sour
   struct stat st;
   std::vector<uint8_t> bytes;
   ssize_t n = -EIO;
-  if (fstat(fd, &st) == 0 && st.st_size >= 0 && st.st_size < (int64_t{1} << 36)) {
+  const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  const bool plausible = regular && static_cast<uint64_t>(st.st_size) <= max_index_file_size(id.size);
+  if (plausible) {
     bytes.resize(static_cast<size_t>(st.st_size));
     n = io::pread_full(fd, bytes.data(), bytes.size(), 0);
   }
   close(fd);
+  if (!plausible) {
+    *reason = path + (regular ? ": larger than any index of this source can be" : ": not a regular file");
+    return Load::kInvalid;
+  }
   if (n < 0 || static_cast<size_t>(n) != bytes.size()) {
     *reason = "cannot read " + path;
     return Load::kInvalid;
@@ -141,6 +166,8 @@ bool IndexStore::save(const std::string& source_abs_path, const BlockIndex& inde
       return false;
     }
   }
+  // Only a directory that cannot be used at all makes the store read-only; one file that cannot be
+  // written (a name, a full disk) does not stop the others from being saved.
   auto fail = [&](std::string why) {
     std::lock_guard lk(mu_);
     read_only_ = true;
@@ -153,7 +180,13 @@ bool IndexStore::save(const std::string& source_abs_path, const BlockIndex& inde
   const std::string path = path_for(source_abs_path);
   std::string tmp = path + ".tmp.XXXXXX";
   const int fd = mkstemp(tmp.data());
-  if (fd < 0) return fail("cannot write in " + dir_ + ": " + errno_text(errno));
+  if (fd < 0) {
+    const int e = errno;
+    const std::string why = "cannot write in " + dir_ + ": " + errno_text(e);
+    if (e == EACCES || e == EPERM || e == EROFS || e == ENOTDIR || e == ENOENT) return fail(why);
+    *error = why;
+    return false;
+  }
   const std::vector<uint8_t> bytes = serialize(index);
   int err = io::write_all(fd, bytes.data(), bytes.size());
   if (!err && fsync(fd) != 0) err = errno;

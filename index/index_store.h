@@ -16,6 +16,9 @@ std::string default_index_dir();
 // Size, mtime, inode and the fingerprint (XXH3-64 of the first and last 64 KiB) of an open file.
 bool identify_source(int fd, SourceIdentity* id, std::string* error);
 
+// The largest index file a source of `source_size` bytes can have (FORMAT.md, "Validity").
+uint64_t max_index_file_size(uint64_t source_size);
+
 class IndexStore {
  public:
   // `dir` empty: default_index_dir().

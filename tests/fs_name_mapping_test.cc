@@ -17,6 +17,7 @@
 
 #include "fs/name_mapping.h"
 #include "fs/source_directory.h"
+#include "io/source_root.h"
 #include "test_support.h"
 
 namespace mibz2::test {
@@ -241,10 +242,8 @@ TEST(MapDirectory, NotesAreAddedToTheOnesGiven) {
   EXPECT_EQ(notes.size(), 2u);
 }
 
-// Known problem, left for the owner of the naming rules: a bzip2 file named "..bz2" or "...bz2"
-// has the decompressed name "." or "..", which the listing then shows next to the real "." and
-// ".." (a name no lookup can reach). Enable when such names are shown raw (or refused).
-TEST(MapDirectory, DISABLED_NoEntryIsShownAsDotOrDotDot) {
+// A bzip2 file named "..bz2" or "...bz2" keeps its own name: "." and ".." are the directory's own.
+TEST(MapDirectory, NoEntryIsShownAsDotOrDotDot) {
   const Listing l = list({regular("..bz2", true), regular("...bz2", true), regular("..tbz", true)});
   ASSERT_EQ(l.entries.size(), 3u);
   for (const ShownEntry& e : l.entries) {
@@ -257,53 +256,73 @@ TEST(MapDirectory, DISABLED_NoEntryIsShownAsDotOrDotDot) {
 // ---- shown_link_target ------------------------------------------------------------------------------
 
 // A directory laid out like a dump mirror: dumps/20261101/{all.json.bz2, notes.txt.bz2, x.tbz2},
-// with "latest" links in dumps/.
+// with "latest" links in dumps/. SOURCE is the temporary directory; links are named relative to it.
 class ShownLinkTarget : public ::testing::Test {
  protected:
   void SetUp() override {
     std::filesystem::create_directories(dumps() / "20261101");
     for (const char* f : {"all.json.bz2", "x.tbz2", "a.tar.bz2", "a.tbz", "taken.bz2", "taken"})
       write_file(dumps() / "20261101" / f, as_span(to_bytes("BZh9")));
+    write_file(dumps() / "20261101" / "fake.bz2", as_span(to_bytes("not bzip2")));
+    ASSERT_EQ(root_.open(dir_.path().string()), 0);
   }
   std::filesystem::path dumps() const { return dir_.path() / "dumps"; }
-  // The link's path in the source (the link itself need not exist: only its directory counts).
-  std::string link(const std::string& name) const { return (dumps() / name).string(); }
+  // The link's path relative to SOURCE (the link itself need not exist: only its directory counts).
+  static std::string link(const std::string& name) { return "dumps/" + name; }
+  std::string shown(const std::string& link_rel, const std::string& target) const {
+    return fs::shown_link_target(root_, link_rel, target);
+  }
 
   TempDir dir_;
+  io::SourceRoot root_;
 };
 
 TEST_F(ShownLinkTarget, ACompressedTargetIsRenamedAsTheMountShowsIt) {
-  EXPECT_EQ(fs::shown_link_target(link("latest-all.json.bz2"), "20261101/all.json.bz2"), "20261101/all.json");
-  EXPECT_EQ(fs::shown_link_target(link("latest-x.tbz2"), "20261101/x.tbz2"), "20261101/x.tar");
-  EXPECT_EQ(fs::shown_link_target(link("20261101/same-dir.bz2"), "all.json.bz2"), "all.json");
-  EXPECT_EQ(fs::shown_link_target(link("20261101/up.bz2"), "../20261101/all.json.bz2"), "../20261101/all.json");
-  EXPECT_EQ(fs::shown_link_target(link("missing.bz2"), "20261101/missing.json.bz2"), "20261101/missing.json")
-      << "only a real entry with the shorter name stops the renaming";
+  EXPECT_EQ(shown(link("latest-all.json.bz2"), "20261101/all.json.bz2"), "20261101/all.json");
+  EXPECT_EQ(shown(link("latest-x.tbz2"), "20261101/x.tbz2"), "20261101/x.tar");
+  EXPECT_EQ(shown(link("20261101/same-dir.bz2"), "all.json.bz2"), "all.json");
+  EXPECT_EQ(shown(link("20261101/up.bz2"), "../20261101/all.json.bz2"), "../20261101/all.json");
+  EXPECT_EQ(shown(link("20261101/up.bz2"), "./../20261101/./all.json.bz2"), "./../20261101/./all.json");
 }
 
 TEST_F(ShownLinkTarget, ATargetWhoseShorterNameIsTakenKeepsItsName) {
-  EXPECT_EQ(fs::shown_link_target(link("l.bz2"), "20261101/taken.bz2"), "20261101/taken.bz2");
+  EXPECT_EQ(shown(link("l.bz2"), "20261101/taken.bz2"), "20261101/taken.bz2");
 }
 
-TEST_F(ShownLinkTarget, OtherTargetsAreLeftAlone) {
+TEST_F(ShownLinkTarget, TargetsTheMountDoesNotShowDecompressedAreLeftAlone) {
   for (const std::string target : {"20261101/notes.txt", "20261101", "20261101/", "plain", ".bz2", "20261101/.bz2",
-                                   "20261101/all.json.bz2/", "x.bz2.txt"}) {
-    EXPECT_EQ(fs::shown_link_target(link("l.bz2"), target), target) << target;
+                                   "20261101/all.json.bz2/", "x.bz2.txt", "20261101/missing.json.bz2",
+                                   "20261101/fake.bz2"}) {
+    EXPECT_EQ(shown(link("l.bz2"), target), target) << target;
   }
 }
 
-// Known problem, left for the owner of the naming rules: shown_link_target only asks whether a
-// real entry has the shorter name, not which compressed file map_directory gave it to. With
-// a.tar.bz2 and a.tbz side by side, "a.tar" is a.tar.bz2's and a.tbz is shown raw, yet a link to
-// a.tbz is shown pointing to "a.tar": reading through it gives the other file's content. Enable
-// when the two apply the same rule.
-TEST_F(ShownLinkTarget, DISABLED_ALinkToTheLoserOfACollisionPointsToIt) {
+TEST_F(ShownLinkTarget, TargetsOutsideSourceAreLeftAlone) {
+  for (const std::string target : {"../../etc/x.bz2", "/etc/x.bz2", "../dumps/../../x.bz2", "../../../20261101/all.json.bz2"})
+    EXPECT_EQ(shown(link("l.bz2"), target), target) << target;
+}
+
+// With a.tar.bz2 and a.tbz side by side, "a.tar" is a.tar.bz2's and a.tbz is shown raw: a link to
+// a.tbz must point to a.tbz, never to the other file's content.
+TEST_F(ShownLinkTarget, ALinkToTheLoserOfACollisionPointsToIt) {
   std::vector<NamingNote> notes;
-  const std::vector<ShownEntry> shown =
+  const std::vector<ShownEntry> shown_entries =
       map_directory({regular("a.tar.bz2", true), regular("a.tbz", true)}, &notes);
-  ASSERT_EQ(shown.size(), 2u);
-  ASSERT_EQ(shown[1].name, "a.tbz") << "the link's target is shown raw, under its own name";
-  EXPECT_EQ(fs::shown_link_target(link("latest.tbz"), "20261101/a.tbz"), "20261101/a.tbz");
+  ASSERT_EQ(shown_entries.size(), 2u);
+  ASSERT_EQ(shown_entries[1].name, "a.tbz") << "the link's target is shown raw, under its own name";
+  EXPECT_EQ(shown(link("latest.tbz"), "20261101/a.tbz"), "20261101/a.tbz");
+  EXPECT_EQ(shown(link("latest.tar.bz2"), "20261101/a.tar.bz2"), "20261101/a.tar");
+}
+
+TEST(LexicallyBeneath, ResolvesRelativeTargetsInsideSourceOnly) {
+  EXPECT_EQ(io::lexically_beneath("d/l", "x"), std::optional<std::string>("d/x"));
+  EXPECT_EQ(io::lexically_beneath("l", "d/./x"), std::optional<std::string>("d/x"));
+  EXPECT_EQ(io::lexically_beneath("a/b/l", "../../x"), std::optional<std::string>("x"));
+  EXPECT_EQ(io::lexically_beneath("a/b/l", "../../../x"), std::nullopt);
+  EXPECT_EQ(io::lexically_beneath("l", "/etc/passwd"), std::nullopt);
+  EXPECT_EQ(io::lexically_beneath("l", ".."), std::nullopt);
+  EXPECT_EQ(io::lexically_beneath("d/l", ".."), std::nullopt);
+  EXPECT_EQ(io::lexically_beneath("l", ""), std::nullopt);
 }
 
 }  // namespace

@@ -72,7 +72,8 @@ struct Catalog::Build {
   bool finishing = false;   // finish_build() was started (once)
 };
 
-Catalog::Catalog(Engine& engine, index::IndexStore& store) : engine_(engine), store_(store) {}
+Catalog::Catalog(Engine& engine, index::IndexStore& store, const SourceAccess* access)
+    : engine_(engine), store_(store), access_(access ? *access : plain_access_) {}
 
 Catalog::~Catalog() {
   shutdown();
@@ -87,12 +88,15 @@ bool Catalog::starts_like_bzip2(int fd) {
   return bz2::classify_stream_start({head, sizeof head}, 0, &level) == bz2::StreamStart::kStream;
 }
 
-FileRef Catalog::add(std::string path) { return std::make_shared<CatalogFile>(std::move(path)); }
+FileRef Catalog::add(std::string path, uint64_t device, uint64_t inode) {
+  return std::make_shared<CatalogFile>(std::move(path), device, inode);
+}
 
 int Catalog::open_source(const CatalogFile& file, index::SourceIdentity* id, std::string* error) const {
-  const int fd = ::open(file.path().c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  const int fd = access_.open(file, &st);
   if (fd < 0) {
-    *error = std::string("cannot open: ") + std::strerror(errno);
+    *error = std::string("cannot open: ") + std::strerror(-fd);
     return -1;
   }
   if (!index::identify_source(fd, id, error)) {
@@ -131,13 +135,14 @@ void Catalog::settle_ready(const FileRef& file, std::shared_ptr<const index::Blo
     file->origin_ = std::move(origin);
     file->builder_.reset();
     file->wanted_now_ = false;
+    file->distrust_stored_ = false;
   }
   file->settled_.notify_all();
 }
 
 void Catalog::settle_failed(const FileRef& file, std::string error, IndexOrigin origin) {
   struct stat st;
-  const bool known = ::stat(file->path().c_str(), &st) == 0;
+  const bool known = access_.stat(*file, &st) == 0;
   {
     std::lock_guard lk(file->mu_);
     file->state_ = IndexState::kFailed;
@@ -184,6 +189,7 @@ bool Catalog::load_if_current(const FileRef& file) {
     std::lock_guard lk(file->mu_);
     if (file->state_ == IndexState::kReady) return true;
     if (file->state_ != IndexState::kUnknown && file->state_ != IndexState::kStale) return false;
+    if (file->distrust_stored_) return false;
     file->state_ = IndexState::kLoading;
   }
   if (load_stored(file)) {
@@ -234,7 +240,7 @@ void Catalog::prepare(const FileRef& file, Need need) {
         break;
       case IndexState::kUnknown:
       case IndexState::kStale:
-        if (need == Need::kRebuild) {
+        if (need == Need::kRebuild || file->distrust_stored_) {
           file->state_ = IndexState::kQueued;
           queue = true;
         } else {
@@ -292,7 +298,7 @@ IndexStatus Catalog::status(const FileRef& file) const {
 
 bool Catalog::refresh(const FileRef& file) {
   struct stat st;
-  if (::stat(file->path().c_str(), &st) != 0) return false;  // gone: the open will fail on its own
+  if (access_.stat(*file, &st) != 0) return false;  // gone: the open will fail on its own
   const index::SourceIdentity now = index::SourceIdentity::from_stat(st);
   uint64_t forget_id = 0;
   {
@@ -337,12 +343,30 @@ std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error) {
       spdlog::debug("{}: open: {}", file->path(), *error);
       continue;
     }
+    // A block that does not match its record makes the index stale: the read fails, and the next
+    // open builds a fresh index (not the stored one, which matched the source's identity).
+    reader->set_mismatch_handler([this, weak = std::weak_ptr<CatalogFile>(file), file_id](const std::string&) {
+      if (FileRef f = weak.lock()) distrust(f, file_id);
+    });
     std::lock_guard lk(file->mu_);
     if (file->file_id_ == file_id) file->reader_ = reader;
     return reader;
   }
   if (error->empty()) *error = "the source keeps changing";
   return nullptr;
+}
+
+void Catalog::distrust(const FileRef& file, uint64_t file_id) {
+  {
+    std::lock_guard lk(file->mu_);
+    if (file->file_id_ != file_id || file->state_ != IndexState::kReady) return;  // already handled
+    file->state_ = IndexState::kStale;
+    file->index_.reset();
+    file->reader_.reset();
+    file->distrust_stored_ = true;
+  }
+  spdlog::warn("{}: its index does not match the source; indexing it again", file->path());
+  engine_.forget(file_id);
 }
 
 // --- builds ---
@@ -457,7 +481,12 @@ void Catalog::submit_jobs(const std::shared_ptr<Build>& build, unsigned n, Prior
 }
 
 void Catalog::run_job(const std::shared_ptr<Build>& build, WorkerContext& ctx) {
-  build->builder->step(ctx.decoder, ctx.compressed);
+  try {
+    build->builder->step(ctx.decoder, ctx.compressed);
+  } catch (const std::exception& e) {
+    // Out of memory in a decode: the build cannot be trusted to be whole; it ends, failed.
+    build->builder->cancel(std::string("cannot index: ") + e.what());
+  }
   const Priority priority = job_priority(*build);
   // This job's count is given back and the next jobs claimed in one step: a job that ends while
   // another is still counted leaves the claiming to that one, so no ready work is left behind.
@@ -511,7 +540,7 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
   }
   if (!r.ok) {
     if (stopping) spdlog::debug("{}: indexing stopped at unmount", path);
-    else if (r.error != "cancelled") spdlog::error("{}: cannot index: {}", path, r.error);
+    else if (r.error != index::IndexBuilder::kCancelled) spdlog::error("{}: cannot index: {}", path, r.error);
     IndexOrigin origin;
     origin.built = true;
     origin.notes = std::move(r.notes);

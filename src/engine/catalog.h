@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/source_access.h"
 #include "index/block_index.h"
 #include "index/block_stream.h"
 #include "index/index_builder.h"
@@ -82,13 +83,20 @@ struct IndexStatus {
 // One source file's entry. Only the Catalog reads or changes its state.
 class CatalogFile {
  public:
-  explicit CatalogFile(std::string path) : path_(std::move(path)) {}
+  // `device` and `inode`, when not 0, are the identity of the file the entry stands for: a
+  // SourceAccess refuses a path that holds another file now.
+  explicit CatalogFile(std::string path, uint64_t device = 0, uint64_t inode = 0)
+      : path_(std::move(path)), device_(device), inode_(inode) {}
   const std::string& path() const { return path_; }
+  uint64_t device() const { return device_; }
+  uint64_t inode() const { return inode_; }
 
  private:
   friend class Catalog;
 
   const std::string path_;
+  const uint64_t device_;
+  const uint64_t inode_;
   // A leaf lock (see Catalog's lock order); guards everything below.
   mutable std::mutex mu_;
   std::condition_variable_any settled_;  // state became kReady or kFailed
@@ -100,6 +108,7 @@ class CatalogFile {
   uint64_t file_id_ = 0;                  // cache key of the indexed content (new id when it changes)
   IndexOrigin origin_;                    // of the current index, or of the failed attempt
   std::string not_loaded_reason_;         // from the last load, for the build's origin
+  bool distrust_stored_ = false;          // a stored index failed a read: build, never load
   std::weak_ptr<Reader> reader_;          // shared by the open handles of this content
   std::shared_ptr<const index::IndexBuilder> builder_;  // kBuilding: for progress
 };
@@ -107,7 +116,9 @@ using FileRef = std::shared_ptr<CatalogFile>;
 
 class Catalog {
  public:
-  Catalog(Engine& engine, index::IndexStore& store);
+  // Sources are reached only through `access` (which must outlive the catalog); the default opens
+  // the paths as given.
+  Catalog(Engine& engine, index::IndexStore& store, const SourceAccess* access = nullptr);
   ~Catalog();  // shutdown(), then waits until no build job of its is left on the pool
   Catalog(const Catalog&) = delete;
   Catalog& operator=(const Catalog&) = delete;
@@ -116,9 +127,10 @@ class Catalog {
   // catalog can make anything of it. Reads 4 bytes.
   static bool starts_like_bzip2(int fd);
 
-  // A new entry for the source at `path` (opened and named by that path; the caller makes it
-  // absolute). The caller keeps the reference; one entry per source is the caller's rule.
-  FileRef add(std::string path);
+  // A new entry for the source at `path` (named by that path, which the caller makes absolute, and
+  // reached through the catalog's SourceAccess), standing for the file with that device and inode
+  // when they are given. The caller keeps the reference; one entry per source is its rule.
+  FileRef add(std::string path, uint64_t device = 0, uint64_t inode = 0);
 
   enum class Need {
     kSoon,     // load or queue its build (the tree walk at mount)
@@ -170,14 +182,18 @@ class Catalog {
   void finish_if_done(const std::shared_ptr<Build>& build);
   void finish_build(const std::shared_ptr<Build>& build);
   static void log_damage(const std::string& path, const index::BlockIndex& index);
+  // A Reader found a block that does not match the index with this cache key.
+  void distrust(const FileRef& file, uint64_t file_id);
   void settle_ready(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin);
   void settle_failed(const FileRef& file, std::string error, IndexOrigin origin = {});
-  // The one way the catalog opens a source: read-only, with its identity (size, mtime, inode,
-  // fingerprint). Returns the descriptor or -1 with *error.
+  // The one way the catalog opens a source (through access_): read-only, with its identity (size,
+  // mtime, inode, fingerprint). Returns the descriptor or -1 with *error.
   int open_source(const CatalogFile& file, index::SourceIdentity* id, std::string* error) const;
 
   Engine& engine_;
   index::IndexStore& store_;
+  const PlainSourceAccess plain_access_;
+  const SourceAccess& access_;
 
   // Lock order: Catalog::mu_, a CatalogFile's mu_ and a build's mu are never held together. Under a
   // build's mu its IndexBuilder's lock is taken (to see its ready work), and under that a stream's

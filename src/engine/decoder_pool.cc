@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <string>
 
+#include <spdlog/spdlog.h>
+
 namespace mibz2::engine {
 
 DecoderPool::DecoderPool(unsigned threads) {
@@ -63,7 +65,13 @@ void DecoderPool::run(unsigned id) {
       job = std::move(queues_[p].front());
       queues_[p].pop_front();
     }
-    job(ctx);
+    // Jobs handle their own failures (a reader's decode answers EIO, a build ends failed); this is
+    // the last guard, so that nothing ever ends a worker, and with it the daemon.
+    try {
+      job(ctx);
+    } catch (const std::exception& e) {
+      spdlog::error("decoder {}: a job failed: {}", id, e.what());
+    }
     // Give back memory after a huge block rather than hold it per worker.
     if (ctx.compressed.capacity() > (16u << 20)) bz2::ByteBuffer().swap(ctx.compressed);
   }

@@ -9,6 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/engine.h"
+#include "bz2/block_scanner.h"
+#include "bz2/stream_parser.h"
 #include "io/fd_io.h"
 
 namespace mibz2::engine {
@@ -160,7 +162,14 @@ bool Reader::request_readahead(uint64_t block) {
 void Reader::queue_decode(const std::shared_ptr<InFlight>& f, uint64_t block, Priority priority) {
   engine_.pool().submit(priority, [self = shared_from_this(), f, block](WorkerContext& ctx) {
     if (f->started.exchange(true)) return;  // the other copy of this job got it
-    Outcome o = self->decode(block, ctx);
+    Outcome o;
+    try {
+      o = self->decode(block, ctx);
+    } catch (const std::exception& e) {
+      // Out of memory for a huge block: this read fails; the readers waiting for it are told.
+      self->report_damage(block, std::string("cannot decode: ") + e.what());
+      o = {nullptr, EIO};
+    }
     if (o.block) {
       const bool unread_ahead = f->readahead && !f->demanded.load();
       if (f->readahead && !unread_ahead) add(self->engine_.stats().readahead_used);
@@ -176,9 +185,18 @@ void Reader::queue_decode(const std::shared_ptr<InFlight>& f, uint64_t block, Pr
 
 Reader::Outcome Reader::decode(uint64_t block, WorkerContext& ctx) {
   EngineStats& st = engine_.stats();
-  const index::BlockRecord& r = index_->blocks[block];
-  const uint64_t byte_begin = r.start_bit() / 8;
-  const uint64_t byte_end = (r.end_bit() + 7) / 8;
+  const index::BlockIndex& idx = *index_;
+  const index::BlockRecord& r = idx.blocks[block];
+  // What must surround the block in the source, so that no index can leave a block out unseen
+  // (records chain inside a stream; FORMAT.md): a stream's first block after a gap follows its
+  // stream header, and a block the next record does not start right after is followed by an
+  // end-of-stream marker. Both are read with the block, in the same request.
+  const bool after_header = r.stream_start() && (block == 0 || idx.blocks[block - 1].end_bit() != r.start_bit());
+  const bool before_end = block + 1 == idx.blocks.size() || idx.blocks[block + 1].start_bit() != r.end_bit();
+  if (after_header && (r.start_bit() < bz2::kStreamHeaderBits || r.start_bit() % 8 != 0))
+    return mismatch(block, "a stream's first block is not byte-aligned after its header");
+  const uint64_t byte_begin = (r.start_bit() - (after_header ? bz2::kStreamHeaderBits : 0)) / 8;
+  const uint64_t byte_end = (r.end_bit() + (before_end ? 48 : 0) + 7) / 8;
   ctx.compressed.resize_uninitialized(byte_end - byte_begin);
   const ssize_t got = io::pread_full(fd_, ctx.compressed.data(), byte_end - byte_begin, byte_begin);
   if (got != static_cast<ssize_t>(byte_end - byte_begin)) {
@@ -187,24 +205,41 @@ Reader::Outcome Reader::decode(uint64_t block, WorkerContext& ctx) {
                                  : "the source file is shorter than its index says (changed?)");
     return {nullptr, EIO};
   }
+  const std::span<const uint8_t> bytes{ctx.compressed.data(), ctx.compressed.size()};
+  const uint64_t start = r.start_bit() - byte_begin * 8;
+  if (after_header) {
+    int level = 0;
+    if (bz2::classify_stream_start(bytes, 0, &level) != bz2::StreamStart::kStream || level != r.level())
+      return mismatch(block, "no stream header before a stream's first block");
+  }
+  if (before_end && bz2::read48_at(bytes, start + r.bit_length) != bz2::kEndOfStreamMagic)
+    return mismatch(block, "no end-of-stream marker after a stream's last block");
   auto decoded = std::make_shared<DecodedBlock>();
-  const uint64_t expect = index_->block_size(block);
+  const uint64_t expect = idx.block_size(block);
   // Exactly the known size, plus the little RLE1 reserves ahead of what it writes (so the buffer
   // never regrows and the cache's byte accounting is the memory really held).
   decoded->bytes.reserve_exact(expect + 4096);
   bz2::BlockResult res;
-  const bz2::Error e = ctx.decoder.decode({ctx.compressed.data(), ctx.compressed.size()}, r.start_bit() % 8, r.level(),
-                                          decoded->bytes, res);
-  // Never serve bytes the index does not vouch for: the block's own CRC, and its size and stored
-  // CRC as the index recorded them (an index of another file, or a source changed in place).
-  if (e || decoded->bytes.size() != expect || res.stored_crc != r.crc) {
+  const bz2::Error e = ctx.decoder.decode(bytes, start, r.level(), decoded->bytes, res);
+  if (e) {
     add(st.decode_errors);
-    report_damage(block, e ? bz2::to_string(e) : "decoded size or CRC differs from the index (source changed?)");
+    report_damage(block, bz2::to_string(e));
     return {nullptr, EIO};
   }
+  // Never serve bytes the index does not vouch for: its size, stored CRC and end as the index
+  // recorded them (an index of another file, or a source changed in place).
+  if (decoded->bytes.size() != expect || res.stored_crc != r.crc || res.end_bit != start + r.bit_length)
+    return mismatch(block, "the block decodes to another size, CRC or length than its record says");
   add(st.decodes);
   add(st.bytes_decoded, expect);
   return {std::move(decoded), 0};
+}
+
+Reader::Outcome Reader::mismatch(uint64_t block, const std::string& why) {
+  add(engine_.stats().decode_errors);
+  report_damage(block, "the index does not match the source: " + why);
+  if (on_mismatch_) on_mismatch_(why);
+  return {nullptr, EIO};
 }
 
 void Reader::report_damage(uint64_t block, const std::string& why) {

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -45,6 +46,10 @@ class Reader : public std::enable_shared_from_this<Reader> {
   const std::string& path() const { return path_; }
   uint64_t file_id() const { return file_id_; }
 
+  // Called (on a decoder thread) when a block does not match its index record: the index belongs
+  // to another file or the source changed in place. Set once, before the Reader is shared.
+  void set_mismatch_handler(std::function<void(const std::string& why)> handler) { on_mismatch_ = std::move(handler); }
+
   // For tests of the hit path: the lock the slow path takes.
   std::mutex& inflight_mutex_for_testing() { return inflight_mu_; }
 
@@ -71,6 +76,7 @@ class Reader : public std::enable_shared_from_this<Reader> {
   bool request_readahead(uint64_t block);
   void queue_decode(const std::shared_ptr<InFlight>& f, uint64_t block, Priority priority);
   Outcome decode(uint64_t block, WorkerContext& ctx);
+  Outcome mismatch(uint64_t block, const std::string& why);
   void report_damage(uint64_t block, const std::string& why);
 
   Engine& engine_;
@@ -78,6 +84,7 @@ class Reader : public std::enable_shared_from_this<Reader> {
   const std::string path_;
   const int fd_;
   const std::shared_ptr<const index::BlockIndex> index_;
+  std::function<void(const std::string& why)> on_mismatch_;
 
   // Lock order (each line: held while taking the next ones, never the reverse):
   //   inflight_mu_  ->  a BlockCache shard mutex (the re-check under the slow path)

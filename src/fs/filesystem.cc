@@ -74,15 +74,27 @@ engine::EngineOptions engine_options(const MountOptions& options) {
   return eo;
 }
 
+// SOURCE opened once, before anything else reads it; its identity for the root node.
+struct stat open_root(io::SourceRoot& root, const std::string& path) {
+  struct stat st{};
+  if (const int err = root.open(path); err != 0)
+    spdlog::error("{}: cannot open SOURCE: {}", path, std::strerror(err));
+  else if (const int e2 = root.lstat("", &st); e2 != 0)
+    spdlog::error("{}: cannot stat SOURCE: {}", path, std::strerror(e2));
+  return st;
+}
+
 }  // namespace
 
 Filesystem::Filesystem(const MountOptions& options)
     : options_(options),
+      root_stat_(open_root(root_, options.source)),
+      access_(root_),
       store_(options.index_dir),
       engine_(std::make_unique<engine::Engine>(engine_options(options))),
-      catalog_(std::make_unique<engine::Catalog>(*engine_, store_)),
-      inodes_(options.source, *catalog_) {
-  watcher_ = std::thread([this] { watch_session(); });
+      catalog_(std::make_unique<engine::Catalog>(*engine_, store_, &access_)),
+      inodes_(root_, static_cast<uint64_t>(root_stat_.st_dev), static_cast<uint64_t>(root_stat_.st_ino), *catalog_) {
+  watcher_ = std::thread([this] { guard_thread("session watcher", [this] { watch_session(); }); });
 }
 
 Filesystem::~Filesystem() {
@@ -103,23 +115,62 @@ Filesystem::~Filesystem() {
 }
 
 void Filesystem::start_tree_walk() {
-  walker_ = std::thread([this] { walk_tree(); });
+  walker_ = std::thread([this] { guard_thread("tree walk", [this] { walk_tree(); }); });
 }
 
 void Filesystem::walk_tree() {
   size_t files = 0;
-  for_each_decompressed_file(options_.source, [this] { return stopping_.load(); }, [&](const std::string& path) {
-    catalog_->prepare(inodes_.get_or_create(path, NodeKind::kDecompressed).file, engine::Catalog::Need::kSoon);
+  for_each_decompressed_file(root_, [this] { return stopping_.load(); }, [&](const std::string& rel, const ShownEntry& e) {
+    const Node& node = inodes_.get_or_create(rel, NodeKind::kDecompressed, e.device, e.inode);
+    catalog_->prepare(node.file, engine::Catalog::Need::kSoon);
     ++files;
   });
   spdlog::info("found {} compressed files under {}; {} still to index", files, options_.source, catalog_->pending());
 }
 
+// Threads of our own end with a log line, never with an exception (which would end the daemon).
+void Filesystem::guard_thread(const char* what, const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    spdlog::error("{} stopped: {}", what, e.what());
+  }
+}
+
+// --- the source, as the node knows it ---
+
+int Filesystem::current(const Node& node, struct stat* st) const {
+  if (const int err = root_.lstat(node.rel, st)) return err;
+  // The path holds another file than the one the kernel asked about: it must look the name up
+  // again (and gets a new node).
+  if (static_cast<uint64_t>(st->st_dev) != node.device || static_cast<uint64_t>(st->st_ino) != node.inode) return ESTALE;
+  return 0;
+}
+
+int Filesystem::permitted(fuse_req_t req, const struct stat& st, int mask) {
+  // The kernel checked the attributes it cached (default_permissions); this checks the file as it
+  // is now, so that a chmod or chown takes effect for the next open, not an hour later.
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  if (ctx->uid == 0) return 0;
+  const mode_t m = st.st_mode;
+  auto allows = [mask](mode_t bits) { return (bits & mask) == static_cast<mode_t>(mask); };
+  if (ctx->uid == st.st_uid) return allows((m >> 6) & 7) ? 0 : EACCES;
+  const bool group_decides = ((m >> 3) & 7) != (m & 7);
+  bool in_group = ctx->gid == st.st_gid;
+  if (!in_group && group_decides) {
+    gid_t groups[256];
+    const int n = fuse_req_getgroups(req, 256, groups);
+    for (int i = 0; i < std::min(n, 256) && !in_group; ++i) in_group = groups[i] == st.st_gid;
+  }
+  return allows(in_group ? (m >> 3) & 7 : m & 7) ? 0 : EACCES;
+}
+
 // --- directory listings ---
 
-int Filesystem::listing(Node& dir, std::shared_ptr<const std::vector<ShownEntry>>* out) {
-  struct stat st;
-  if (lstat(dir.source.c_str(), &st) != 0) return errno;
+int Filesystem::listing(Node& dir, std::shared_ptr<const std::vector<ShownEntry>>* out, struct stat* dir_st) {
+  struct stat local;
+  struct stat& st = dir_st ? *dir_st : local;
+  if (const int err = current(dir, &st)) return err;
   if (!S_ISDIR(st.st_mode)) return ENOTDIR;
   {
     std::lock_guard lk(dir.listing_mu);
@@ -131,7 +182,7 @@ int Filesystem::listing(Node& dir, std::shared_ptr<const std::vector<ShownEntry>
   // Built with no lock held (it reads the directory and the head of every .bz2 in it); two
   // threads may both build it, and the last one stores it.
   std::vector<SourceEntry> entries;
-  if (const int err = list_source_directory(dir.source, &entries)) return err;
+  if (const int err = list_source_directory(root_, dir.rel, &entries)) return err;
   std::vector<NamingNote> notes;
   auto shown = std::make_shared<const std::vector<ShownEntry>>(map_directory(std::move(entries), &notes));
   {
@@ -140,30 +191,32 @@ int Filesystem::listing(Node& dir, std::shared_ptr<const std::vector<ShownEntry>
     dir.listing = shown;
     dir.listing_mtime_ns = mtime_ns(st);
     if (first)
-      for (const NamingNote& n : notes) spdlog::info("{}: {}", child_path(dir.source, n.source_name), n.reason);
+      for (const NamingNote& n : notes) spdlog::info("{}: {}", root_.absolute(io::join_rel(dir.rel, n.source_name)), n.reason);
   }
   *out = std::move(shown);
   return 0;
 }
 
 Node& Filesystem::node_for(Node& dir, const ShownEntry& e) {
-  return inodes_.get_or_create(child_path(dir.source, e.source_name), kind_of(e));
+  return inodes_.get_or_create(io::join_rel(dir.rel, e.source_name), kind_of(e), e.device, e.inode);
 }
 
 // --- attributes ---
 
 int Filesystem::link_target(Node& node, std::string* target) {
-  char buf[PATH_MAX + 1];
-  const ssize_t n = ::readlink(node.source.c_str(), buf, PATH_MAX);
-  if (n < 0) return errno;
-  *target = std::string(buf, static_cast<size_t>(n));
-  if (node.kind == NodeKind::kLinkToDecompressed) *target = shown_link_target(node.source, *target);
+  if (const int err = root_.readlink(node.rel, target)) return err;
+  if (node.kind == NodeKind::kLinkToDecompressed) *target = shown_link_target(root_, node.rel, *target);
   return 0;
 }
 
 int Filesystem::attributes(Node& node, struct stat* st, bool wait, bool* final) {
+  if (const int err = current(node, st)) return err;
+  return shown_attributes(node, st, wait, final);
+}
+
+// Turns the source's attributes (fresh from current()) into what the mount shows.
+int Filesystem::shown_attributes(Node& node, struct stat* st, bool wait, bool* final) {
   *final = true;
-  if (lstat(node.source.c_str(), st) != 0) return errno;
   st->st_ino = node.ino;
   if (node.kind == NodeKind::kLinkToDecompressed) {
     if (!S_ISLNK(st->st_mode)) return ENOENT;
@@ -195,10 +248,21 @@ int Filesystem::attributes(Node& node, struct stat* st, bool wait, bool* final) 
 }
 
 int Filesystem::make_entry(Node& dir, const ShownEntry& e, fuse_entry_param* entry) {
-  Node& node = node_for(dir, e);
   std::memset(entry, 0, sizeof *entry);
+  // The node is the file the path holds now (the listing may be older than that).
+  struct stat st;
+  if (const int err = root_.lstat(io::join_rel(dir.rel, e.source_name), &st)) return err;
+  const bool same_type = e.type == SourceEntry::Type::kDirectory ? S_ISDIR(st.st_mode)
+                         : e.type == SourceEntry::Type::kSymlink ? S_ISLNK(st.st_mode)
+                                                                  : S_ISREG(st.st_mode);
+  if (!same_type) return ENOENT;  // replaced by another kind of file since the listing
+  ShownEntry now = e;
+  now.device = static_cast<uint64_t>(st.st_dev);
+  now.inode = static_cast<uint64_t>(st.st_ino);
+  Node& node = node_for(dir, now);
   bool final;
-  if (const int err = attributes(node, &entry->attr, /*wait=*/false, &final)) return err;
+  entry->attr = st;
+  if (const int err = shown_attributes(node, &entry->attr, /*wait=*/false, &final)) return err;
   entry->ino = node.ino;
   entry->generation = 1;
   entry->attr_timeout = final ? timeout_ : 0.0;
@@ -229,7 +293,10 @@ void Filesystem::lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     return;
   }
   std::shared_ptr<const std::vector<ShownEntry>> entries;
-  if (const int err = listing(*dir, &entries)) {
+  struct stat dir_st;
+  int err = listing(*dir, &entries, &dir_st);
+  if (!err) err = permitted(req, dir_st, X_OK);
+  if (err) {
     fuse_reply_err(req, err);
     return;
   }
@@ -242,8 +309,8 @@ void Filesystem::lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     fuse_reply_entry(req, &entry);
     return;
   }
-  if (const int err = make_entry(*dir, *it, &entry)) {
-    fuse_reply_err(req, err);
+  if (const int e = make_entry(*dir, *it, &entry)) {
+    fuse_reply_err(req, e);
     return;
   }
   fuse_reply_entry(req, &entry);
@@ -289,7 +356,10 @@ void Filesystem::opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     return;
   }
   auto handle = std::make_unique<DirHandle>();
-  if (const int err = listing(*node, &handle->entries)) {
+  struct stat st;
+  int err = listing(*node, &handle->entries, &st);
+  if (!err) err = permitted(req, st, R_OK);
+  if (err) {
     fuse_reply_err(req, err);
     return;
   }
@@ -370,6 +440,16 @@ void Filesystem::track(DirHandle* h, bool open) {
   else open_dirs_.erase(h);
 }
 
+// A change of mode or owner (ctime) since the last open drops the kernel's cached attributes, so
+// that what stat shows follows at once (the permission itself is checked by permitted()).
+// Invalidating attributes only (offset -1) waits for no page, so it is safe inside open.
+void Filesystem::drop_stale_attributes(Node& node, const struct stat& st) {
+  const uint64_t ctime = static_cast<uint64_t>(st.st_ctim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_ctim.tv_nsec);
+  const uint64_t was = node.seen_ctime_ns.exchange(ctime, std::memory_order_relaxed);
+  if (was != 0 && was != ctime)
+    if (fuse_session* se = session_.load()) fuse_lowlevel_notify_inval_inode(se, node.ino, -1, 0);
+}
+
 bool Filesystem::content_changed(Node& node, const index::SourceIdentity& now) {
   std::lock_guard lk(node.seen_mu);
   const bool changed = node.seen_by_kernel && !(node.seen_identity == now);
@@ -392,17 +472,33 @@ void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     fuse_reply_err(req, EROFS);
     return;
   }
+  if (node->kind != NodeKind::kRegular && node->kind != NodeKind::kDecompressed) {
+    fuse_reply_err(req, ELOOP);  // symlinks are resolved by the kernel, never opened here
+    return;
+  }
   auto handle = std::make_unique<FileHandle>();
   bool changed = false;
-  if (node->kind != NodeKind::kDecompressed) {
-    handle->fd = ::open(node->source.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    struct stat st;
-    if (handle->fd < 0 || fstat(handle->fd, &st) != 0) {
-      fuse_reply_err(req, errno);
+  struct stat st;
+  if (node->kind == NodeKind::kRegular) {
+    handle->fd = root_.open(node->rel, io::SourceRoot::Kind::kRegular, &st);
+    int err = handle->fd < 0 ? -handle->fd : 0;
+    if (!err && (static_cast<uint64_t>(st.st_dev) != node->device || static_cast<uint64_t>(st.st_ino) != node->inode))
+      err = ESTALE;
+    if (!err) drop_stale_attributes(*node, st);
+    if (!err) err = permitted(req, st, R_OK);
+    if (err) {
+      fuse_reply_err(req, err == EINVAL || err == ELOOP || err == ENOTDIR ? ESTALE : err);
       return;
     }
     changed = content_changed(*node, index::SourceIdentity::from_stat(st));
   } else {
+    int err = current(*node, &st);
+    if (!err) drop_stale_attributes(*node, st);
+    if (!err) err = permitted(req, st, R_OK);
+    if (err) {
+      fuse_reply_err(req, err);
+      return;
+    }
     std::string error;
     handle->reader = catalog_->open(node->file, &error);
     if (!handle->reader) {
@@ -462,8 +558,8 @@ void Filesystem::release(fuse_req_t req, fuse_file_info* fi) {
 
 void Filesystem::statfs(fuse_req_t req) {
   struct statvfs sv;
-  if (::statvfs(options_.source.c_str(), &sv) != 0) {
-    fuse_reply_err(req, errno);
+  if (const int err = root_.statvfs(&sv)) {
+    fuse_reply_err(req, err);
     return;
   }
   // Read-only: nothing is free to write. Sizes are those of the source file system.
@@ -489,8 +585,8 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
   const engine::FileRef& file = node->file;
   if (n == kXattrNames[0]) {
     struct stat st;
-    if (lstat(file->path().c_str(), &st) != 0) {
-      fuse_reply_err(req, errno);
+    if (const int err = current(*node, &st)) {
+      fuse_reply_err(req, err);
       return;
     }
     value = std::to_string(st.st_size);
@@ -526,19 +622,6 @@ void Filesystem::listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   reply_xattr(req, names, size);
 }
 
-void Filesystem::access(fuse_req_t req, fuse_ino_t ino, int mask) {
-  Node* node = inodes_.find(ino);
-  if (!node) {
-    fuse_reply_err(req, ESTALE);
-    return;
-  }
-  if (mask & W_OK) {
-    fuse_reply_err(req, EROFS);
-    return;
-  }
-  fuse_reply_err(req, ::access(node->source.c_str(), mask & (R_OK | X_OK)) == 0 ? 0 : errno);
-}
-
 // --- the end of the session ---
 
 void Filesystem::watch_session() {
@@ -561,37 +644,55 @@ void Filesystem::watch_session() {
 
 namespace {
 
+// No exception may cross libfuse's C frames: a request that throws (out of memory) is answered
+// with EIO and logged, and the daemon goes on. Operations reply only as their last step, so one
+// that throws has not replied yet.
+template <class F>
+void guarded(fuse_req_t req, F&& op) {
+  try {
+    op();
+  } catch (const std::exception& e) {
+    spdlog::error("a request failed: {}", e.what());
+    fuse_reply_err(req, EIO);
+  }
+}
+
 void op_init(void* userdata, fuse_conn_info* conn) { (*static_cast<Filesystem**>(userdata))->init(conn); }
-void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) { fs_of(req).lookup(req, parent, name); }
+void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  guarded(req, [&] { fs_of(req).lookup(req, parent, name); });
+}
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t n) {
-  fs_of(req).forget(ino, n);
+  fs_of(req).forget(ino, n);  // cannot throw: atomic counters only
   fuse_reply_none(req);
 }
 void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
   for (size_t i = 0; i < count; ++i) fs_of(req).forget(forgets[i].ino, forgets[i].nlookup);
   fuse_reply_none(req);
 }
-void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) { fs_of(req).getattr(req, ino); }
-void op_readlink(fuse_req_t req, fuse_ino_t ino) { fs_of(req).readlink(req, ino); }
-void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) { fs_of(req).opendir(req, ino, fi); }
+void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) { guarded(req, [&] { fs_of(req).getattr(req, ino); }); }
+void op_readlink(fuse_req_t req, fuse_ino_t ino) { guarded(req, [&] { fs_of(req).readlink(req, ino); }); }
+void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  guarded(req, [&] { fs_of(req).opendir(req, ino, fi); });
+}
 void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
-  fs_of(req).readdir(req, ino, size, off, fi, false);
+  guarded(req, [&] { fs_of(req).readdir(req, ino, size, off, fi, false); });
 }
 void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
-  fs_of(req).readdir(req, ino, size, off, fi, true);
+  guarded(req, [&] { fs_of(req).readdir(req, ino, size, off, fi, true); });
 }
 void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) { fs_of(req).releasedir(req, fi); }
-void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) { fs_of(req).open(req, ino, fi); }
+void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) { guarded(req, [&] { fs_of(req).open(req, ino, fi); }); }
 void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
-  fs_of(req).read(req, size, off, fi);
+  guarded(req, [&] { fs_of(req).read(req, size, off, fi); });
 }
 void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) { fs_of(req).release(req, fi); }
-void op_statfs(fuse_req_t req, fuse_ino_t) { fs_of(req).statfs(req); }
+void op_statfs(fuse_req_t req, fuse_ino_t) { guarded(req, [&] { fs_of(req).statfs(req); }); }
 void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
-  fs_of(req).getxattr(req, ino, name, size);
+  guarded(req, [&] { fs_of(req).getxattr(req, ino, name, size); });
 }
-void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) { fs_of(req).listxattr(req, ino, size); }
-void op_access(fuse_req_t req, fuse_ino_t ino, int mask) { fs_of(req).access(req, ino, mask); }
+void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  guarded(req, [&] { fs_of(req).listxattr(req, ino, size); });
+}
 void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
 void op_fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) { fuse_reply_err(req, 0); }
 
@@ -629,7 +730,6 @@ fuse_lowlevel_ops make_operations() {
   ops.statfs = op_statfs;
   ops.getxattr = op_getxattr;
   ops.listxattr = op_listxattr;
-  ops.access = op_access;
   ops.flush = op_flush;
   ops.fsync = op_fsync;
   ops.setattr = op_setattr;

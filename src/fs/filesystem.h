@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <memory>
 #include <string>
@@ -16,7 +17,9 @@
 #include "engine/engine.h"
 #include "engine/catalog.h"
 #include "fs/inode_table.h"
+#include "fs/beneath_access.h"
 #include "fs/mount_options.h"
+#include "io/source_root.h"
 #include "index/index_store.h"
 
 namespace mibz2::fs {
@@ -50,11 +53,20 @@ class Filesystem {
   void statfs(fuse_req_t req);
   void getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size);
   void listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
-  void access(fuse_req_t req, fuse_ino_t ino, int mask);
 
  private:
-  // The mirrored listing of a directory node (rebuilt when the source directory changed).
-  int listing(Node& dir, std::shared_ptr<const std::vector<ShownEntry>>* out);
+  // The mirrored listing of a directory node (rebuilt when the source directory changed); the
+  // directory's attributes in *dir_st if given.
+  int listing(Node& dir, std::shared_ptr<const std::vector<ShownEntry>>* out, struct stat* dir_st = nullptr);
+  // lstat of the node's source, through SOURCE's descriptor; ESTALE when the path holds another
+  // file than the node's now. Returns an errno value.
+  int current(const Node& node, struct stat* st) const;
+  // Whether the requesting user may `mask` (R_OK, X_OK) the file as it is now: 0 or EACCES.
+  static int permitted(fuse_req_t req, const struct stat& st, int mask);
+  int shown_attributes(Node& node, struct stat* st, bool wait, bool* final);
+  // Drops the kernel's cached attributes of the node when its ctime changed since the last open.
+  void drop_stale_attributes(Node& node, const struct stat& st);
+  static void guard_thread(const char* what, const std::function<void()>& body);
   struct FileHandle;
   struct DirHandle;
   // The attributes of a node. For a decompressed file with `wait` this waits for its index (and
@@ -75,6 +87,9 @@ class Filesystem {
   void watch_session();  // releases index waiters when the session ends
 
   MountOptions options_;
+  io::SourceRoot root_;        // SOURCE: everything under it is reached through this
+  struct stat root_stat_;
+  BeneathAccess access_;      // the catalog's way to sources: beneath root_, the node's file only
   index::IndexStore store_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<engine::Catalog> catalog_;  // every decompressed file's index life

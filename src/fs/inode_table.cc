@@ -2,31 +2,37 @@
 
 namespace mibz2::fs {
 
-InodeTable::InodeTable(std::string source_root, engine::Catalog& catalog) : catalog_(catalog) {
+InodeTable::InodeTable(const io::SourceRoot& root, uint64_t root_device, uint64_t root_inode, engine::Catalog& catalog)
+    : root_(root), catalog_(catalog) {
   by_ino_.resize(FUSE_ROOT_ID + 1);
-  auto root = std::make_unique<Node>();
-  root->ino = FUSE_ROOT_ID;
-  root->kind = NodeKind::kDirectory;
-  root->source = source_root;
-  by_source_.emplace(std::move(source_root), FUSE_ROOT_ID);
-  by_ino_[FUSE_ROOT_ID] = std::move(root);
+  auto node = std::make_unique<Node>();
+  node->ino = FUSE_ROOT_ID;
+  node->kind = NodeKind::kDirectory;
+  node->source = root.path();
+  node->device = root_device;
+  node->inode = root_inode;
+  by_rel_.emplace(std::string(), FUSE_ROOT_ID);
+  by_ino_[FUSE_ROOT_ID] = std::move(node);
 }
 
-Node& InodeTable::get_or_create(const std::string& source, NodeKind kind) {
+Node& InodeTable::get_or_create(const std::string& rel, NodeKind kind, uint64_t device, uint64_t inode) {
   std::lock_guard lk(mu_);
-  if (auto it = by_source_.find(source); it != by_source_.end()) {
+  if (auto it = by_rel_.find(rel); it != by_rel_.end()) {
     Node& n = *by_ino_[it->second];
-    if (n.kind == kind) return n;
-    // The path now holds something else: it gets a new node, so that every node's kind and
-    // compressed state stay fixed for its life and need no lock to read.
+    if (n.kind == kind && n.device == device && n.inode == inode) return n;
+    // The path now holds something else: it gets a new node, so that every node's kind, identity
+    // and catalog entry stay fixed for its life and need no lock to read.
   }
   auto node = std::make_unique<Node>();
   node->ino = by_ino_.size();
   node->kind = kind;
-  node->source = source;
-  if (kind == NodeKind::kDecompressed) node->file = catalog_.add(source);
+  node->rel = rel;
+  node->source = root_.absolute(rel);
+  node->device = device;
+  node->inode = inode;
+  if (kind == NodeKind::kDecompressed) node->file = catalog_.add(node->source, device, inode);
   Node& ref = *node;
-  by_source_[source] = node->ino;
+  by_rel_[rel] = node->ino;
   by_ino_.push_back(std::move(node));
   return ref;
 }

@@ -1,7 +1,10 @@
-// Inode numbers of the mount: one node per source path, numbered in order of discovery and never
-// reused while mounted, so an inode number is stable for the life of the mount. Nodes are never
-// freed while mounted (a dump tree is small next to its data); lookup counts are kept for FUSE's
-// protocol and for diagnostics.
+// Inode numbers of the mount: one node per source file (its path, and the device and inode it had
+// when the node was made), numbered in order of discovery and never reused while mounted, so an
+// inode number is stable for the life of the mount. A path that comes to hold another file (a
+// download renamed over the old one, a directory replaced by a symlink) gets a new node; the old
+// one answers ESTALE, and the kernel looks the name up again. Nodes are never freed while mounted
+// (a dump tree is small next to its data); lookup counts are kept for FUSE's protocol and for
+// diagnostics.
 #pragma once
 
 #include <fuse_lowlevel.h>
@@ -16,21 +19,26 @@
 
 #include "engine/catalog.h"
 #include "fs/name_mapping.h"
+#include "io/source_root.h"
 
 namespace mibz2::fs {
 
 // kLinkToDecompressed: a symlink to a compressed file, shown pointing to its decompressed name.
 enum class NodeKind { kDirectory, kRegular, kSymlink, kDecompressed, kLinkToDecompressed };
 
-// kind, source and file are fixed when the node is made.
+// kind, rel, source, the identity and file are fixed when the node is made.
 struct Node {
   fuse_ino_t ino = 0;
   NodeKind kind = NodeKind::kRegular;
-  std::string source;                       // absolute path in the source tree
+  std::string rel;                          // path relative to SOURCE ("" for SOURCE itself)
+  std::string source;                       // absolute path in the source tree (for messages)
+  uint64_t device = 0;                      // the source file's st_dev and st_ino
+  uint64_t inode = 0;
   std::atomic<uint64_t> lookups{0};
   engine::FileRef file;                      // kDecompressed only: its entry in the catalog
 
   // What the kernel was last given at an open (to tell whether its page cache is still valid).
+  std::atomic<uint64_t> seen_ctime_ns{0};   // the ctime the kernel was last given at an open (0: none)
   std::mutex seen_mu;  // a leaf lock
   bool seen_by_kernel = false;            // guarded by seen_mu
   index::SourceIdentity seen_identity;    // guarded by seen_mu
@@ -43,22 +51,24 @@ struct Node {
 
 class InodeTable {
  public:
-  // Decompressed files' nodes get their entries from `catalog`.
-  InodeTable(std::string source_root, engine::Catalog& catalog);
+  // The root node is SOURCE (`root`, with its device and inode); decompressed files' nodes get
+  // their entries from `catalog`.
+  InodeTable(const io::SourceRoot& root, uint64_t root_device, uint64_t root_inode, engine::Catalog& catalog);
 
-  // The node for a source path shown as `kind`, created on first sight. A path whose kind
-  // changed (a file replaced by a directory) gets a new node; the old number stays valid.
-  Node& get_or_create(const std::string& source, NodeKind kind);
+  // The node for the file at `rel` shown as `kind`, with that device and inode, created on first
+  // sight. A path whose kind or file changed gets a new node; the old number stays valid.
+  Node& get_or_create(const std::string& rel, NodeKind kind, uint64_t device, uint64_t inode);
   // The node with this number, or null.
   Node* find(fuse_ino_t ino);
   Node& root() { return *find(FUSE_ROOT_ID); }
   size_t size() const;
 
  private:
+  const io::SourceRoot& root_;
   engine::Catalog& catalog_;
   mutable std::mutex mu_;  // a leaf lock: guards both maps; never held across I/O
   std::vector<std::unique_ptr<Node>> by_ino_;  // index = ino (0 unused)
-  std::unordered_map<std::string, fuse_ino_t> by_source_;
+  std::unordered_map<std::string, fuse_ino_t> by_rel_;
 };
 
 }  // namespace mibz2::fs

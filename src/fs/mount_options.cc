@@ -180,6 +180,9 @@ std::string check_mount_paths(const MountOptions& options) {
   // A mount inside its own source would list itself (and its lookups would call into itself).
   if (options.mountpoint.rfind(options.source + "/", 0) == 0)
     return "MOUNTPOINT " + options.mountpoint + " is inside SOURCE " + options.source;
+  // A source inside its own mount would be hidden by it, and every lookup would wait on itself.
+  if (options.source.rfind(options.mountpoint == "/" ? "/" : options.mountpoint + "/", 0) == 0)
+    return "SOURCE " + options.source + " is inside MOUNTPOINT " + options.mountpoint;
   return {};
 }
 

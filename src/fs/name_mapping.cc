@@ -15,6 +15,8 @@ std::optional<std::string> decompressed_name(std::string_view name) {
     if (name.size() > r.suffix.size() && name.substr(name.size() - r.suffix.size()) == r.suffix) {
       std::string out(name.substr(0, name.size() - r.suffix.size()));
       out += r.replacement;
+      // "..bz2" and "...bz2" keep their own names: "." and ".." are the directory's own entries.
+      if (out == "." || out == "..") return std::nullopt;
       return out;
     }
   }
@@ -31,7 +33,7 @@ std::vector<ShownEntry> map_directory(std::vector<SourceEntry> entries, std::vec
   std::vector<ShownEntry> shown;
   shown.reserve(entries.size());
   for (const SourceEntry& e : entries) {
-    ShownEntry s{e.name, e.name, e.type, false};
+    ShownEntry s{e.name, e.name, e.type, false, e.device, e.inode};
     if (e.type == SourceEntry::Type::kRegular || e.type == SourceEntry::Type::kSymlink) {
       if (auto dn = decompressed_name(e.name)) {
         if (!e.is_bzip2) {

@@ -10,7 +10,8 @@
 
 namespace mibz2::fs {
 
-// The decompressed name for a compressed-looking name, or nullopt ("a.txt", ".bz2", "x.tar").
+// The decompressed name for a compressed-looking name, or nullopt ("a.txt", ".bz2", "x.tar", and
+// "..bz2", which would be shown as "..").
 std::optional<std::string> decompressed_name(std::string_view name);
 
 // One source directory entry, as the listing needs it.
@@ -20,6 +21,8 @@ struct SourceEntry {
   // A regular file whose content starts with a bzip2 stream header, or a symlink with a relative
   // target that is such a file.
   bool is_bzip2 = false;
+  uint64_t device = 0;  // st_dev and st_ino as listed (the entry itself, not a symlink's target)
+  uint64_t inode = 0;
 };
 
 // One entry of the mirrored directory.
@@ -28,6 +31,8 @@ struct ShownEntry {
   std::string source_name;  // the entry in the source directory
   SourceEntry::Type type;
   bool decompressed;        // shown decompressed (a symlink: pointing to the decompressed name)
+  uint64_t device = 0;      // the source entry's identity, as listed
+  uint64_t inode = 0;
 };
 
 // A note for the log about a name that could not be shown decompressed.

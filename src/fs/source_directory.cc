@@ -13,66 +13,87 @@
 namespace mibz2::fs {
 namespace {
 
-// True if the entry is (or, with follow, leads to) a regular file whose content the catalog can
-// show decompressed.
-bool starts_like_bzip2(int dirfd, const char* name, bool follow) {
-  const int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW));
-  if (fd < 0) return false;
+// Whether an open descriptor is a regular file whose content the catalog can show decompressed.
+bool regular_bzip2(int fd) {
   struct stat st;
-  const bool yes = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && engine::Catalog::starts_like_bzip2(fd);
+  return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && engine::Catalog::starts_like_bzip2(fd);
+}
+
+// An entry of an open directory: never followed, never blocking, never a controlling terminal.
+bool entry_is_bzip2(int dirfd, const char* name) {
+  const int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool yes = regular_bzip2(fd);
   close(fd);
   return yes;
 }
 
-// A symlink is shown like the file it points to (decompressed) only when its target is relative,
-// so that it leads somewhere inside the mount too.
-bool relative_link(int dirfd, const char* name) {
-  char target[2];
-  const ssize_t n = readlinkat(dirfd, name, target, sizeof target);
-  return n > 0 && target[0] != '/';
+// A symlink is shown like the file it points to (decompressed) only when its target is relative
+// and names a regular bzip2 file beneath SOURCE, reached without any further symlink.
+bool link_leads_to_bzip2(const io::SourceRoot& root, int dirfd, const std::string& link, const char* name) {
+  char buf[4096];
+  const ssize_t n = readlinkat(dirfd, name, buf, sizeof buf);
+  if (n <= 0 || static_cast<size_t>(n) == sizeof buf) return false;
+  const auto target = io::lexically_beneath(link, std::string(buf, static_cast<size_t>(n)));
+  if (!target) return false;
+  struct stat st;
+  const int fd = root.open(*target, io::SourceRoot::Kind::kRegular, &st);
+  if (fd < 0) return false;
+  const bool yes = engine::Catalog::starts_like_bzip2(fd);
+  close(fd);
+  return yes;
 }
 
 }  // namespace
 
-std::string child_path(const std::string& dir, const std::string& name) {
-  return dir == "/" ? "/" + name : dir + "/" + name;
-}
-
-std::string shown_link_target(const std::string& link_path, const std::string& target) {
-  const size_t slash = target.rfind('/');
-  const std::string last = slash == std::string::npos ? target : target.substr(slash + 1);
-  const auto shown = decompressed_name(last);
-  if (!shown) return target;
-  const std::string rewritten = target.substr(0, slash == std::string::npos ? 0 : slash + 1) + *shown;
-  // The target keeps its compressed name in the mount when a real entry has the shorter one.
-  const size_t link_slash = link_path.rfind('/');
-  const std::string base = link_path.substr(0, link_slash == std::string::npos ? 0 : link_slash + 1);
-  struct stat st;
-  if (lstat((base + rewritten).c_str(), &st) == 0) return target;
-  return rewritten;
-}
-
-int list_source_directory(const std::string& dir, std::vector<SourceEntry>* out) {
-  DIR* d = opendir(dir.c_str());
-  if (!d) return errno;
+int list_source_directory(const io::SourceRoot& root, const std::string& dir, std::vector<SourceEntry>* out) {
+  struct stat dst;
+  const int fd = root.open(dir, io::SourceRoot::Kind::kDirectory, &dst);
+  if (fd < 0) return -fd;
+  DIR* d = fdopendir(fd);
+  if (!d) {
+    const int err = errno;
+    close(fd);
+    return err;
+  }
   const int dfd = dirfd(d);
   while (dirent* de = readdir(d)) {
     if (!std::strcmp(de->d_name, ".") || !std::strcmp(de->d_name, "..")) continue;
     struct stat st;
     if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // vanished meanwhile
-    SourceEntry e{de->d_name, SourceEntry::Type::kOther, false};
+    SourceEntry e{de->d_name, SourceEntry::Type::kOther, false, static_cast<uint64_t>(st.st_dev),
+                  static_cast<uint64_t>(st.st_ino)};
     if (S_ISDIR(st.st_mode)) e.type = SourceEntry::Type::kDirectory;
     else if (S_ISLNK(st.st_mode)) e.type = SourceEntry::Type::kSymlink;
     else if (S_ISREG(st.st_mode)) e.type = SourceEntry::Type::kRegular;
     else continue;  // devices, fifos and sockets are not mirrored
     if (e.type == SourceEntry::Type::kRegular && decompressed_name(e.name))
-      e.is_bzip2 = starts_like_bzip2(dfd, de->d_name, false);
+      e.is_bzip2 = entry_is_bzip2(dfd, de->d_name);
     else if (e.type == SourceEntry::Type::kSymlink && decompressed_name(e.name))
-      e.is_bzip2 = relative_link(dfd, de->d_name) && starts_like_bzip2(dfd, de->d_name, true);
+      e.is_bzip2 = link_leads_to_bzip2(root, dfd, io::join_rel(dir, e.name), de->d_name);
     out->push_back(std::move(e));
   }
   closedir(d);
   return 0;
+}
+
+std::string shown_link_target(const io::SourceRoot& root, const std::string& link, const std::string& target) {
+  const auto resolved = io::lexically_beneath(link, target);
+  const size_t slash = target.rfind('/');
+  if (!resolved || slash + 1 == target.size()) return target;
+  // How the target's own directory is shown: the same rules as any listing of it.
+  const size_t rslash = resolved->rfind('/');
+  const std::string dir = rslash == std::string::npos ? std::string() : resolved->substr(0, rslash);
+  const std::string name = rslash == std::string::npos ? *resolved : resolved->substr(rslash + 1);
+  std::vector<SourceEntry> entries;
+  if (list_source_directory(root, dir, &entries) != 0) return target;
+  std::vector<NamingNote> notes;
+  for (const ShownEntry& e : map_directory(std::move(entries), &notes)) {
+    if (e.source_name != name) continue;
+    if (!e.decompressed || e.type != SourceEntry::Type::kRegular) return target;
+    return target.substr(0, slash == std::string::npos ? 0 : slash + 1) + e.name;
+  }
+  return target;
 }
 
 }  // namespace mibz2::fs

@@ -19,11 +19,12 @@ engine::EngineOptions engine_options(unsigned threads, uint64_t cache_bytes) {
 
 }  // namespace
 
-IndexAccess::IndexAccess(std::string program, unsigned threads, const std::string& index_dir, uint64_t cache_bytes)
+IndexAccess::IndexAccess(std::string program, unsigned threads, const std::string& index_dir, uint64_t cache_bytes,
+                         const engine::SourceAccess* access)
     : program_(std::move(program)),
       store_(index_dir),
       engine_(std::make_unique<engine::Engine>(engine_options(threads, cache_bytes))),
-      catalog_(std::make_unique<engine::Catalog>(*engine_, store_)) {}
+      catalog_(std::make_unique<engine::Catalog>(*engine_, store_, access)) {}
 
 IndexAccess::~IndexAccess() {
   catalog_.reset();  // its builds leave the pool before the engine goes

@@ -16,8 +16,10 @@ namespace mibz2::tools {
 class IndexAccess {
  public:
   // `program` prefixes messages ("mibz2", "mibz2fs"); `threads` 0 means all cores; `cache_bytes`
-  // 0 means the engine's default.
-  IndexAccess(std::string program, unsigned threads, const std::string& index_dir, uint64_t cache_bytes = 0);
+  // 0 means the engine's default; `access`, if given, is how sources are reached (else the paths
+  // are opened as given) and must outlive this.
+  IndexAccess(std::string program, unsigned threads, const std::string& index_dir, uint64_t cache_bytes = 0,
+              const engine::SourceAccess* access = nullptr);
   ~IndexAccess();
 
   engine::Engine& engine() { return *engine_; }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -12,7 +13,9 @@
 
 #include "fs/filesystem.h"
 #include "fs/mount_options.h"
+#include "fs/beneath_access.h"
 #include "fs/source_tree.h"
+#include "io/source_root.h"
 #include "tools/index_access.h"
 
 namespace {
@@ -34,14 +37,28 @@ void setup_logging(const MountOptions& o, bool daemonized) {
 // -o wait_index: every compressed file indexed before the mount appears, with progress shown.
 // Indexes that cannot be stored are lost with this catalog: the mount then builds them again.
 void index_everything(const MountOptions& o) {
-  std::vector<std::string> files;
-  mibz2::fs::for_each_decompressed_file(o.source, [] { return false; },
-                                        [&](const std::string& path) { files.push_back(path); });
-  mibz2::tools::IndexAccess access("mibz2fs", o.threads, o.index_dir);
+  // Reached as the mount reaches them: beneath SOURCE, never through a symlink.
+  mibz2::io::SourceRoot root;
+  if (const int err = root.open(o.source)) {
+    std::fprintf(stderr, "mibz2fs: %s: %s\n", o.source.c_str(), std::strerror(err));
+    return;
+  }
+  struct Found {
+    std::string rel;
+    mibz2::fs::ShownEntry entry;
+  };
+  std::vector<Found> files;
+  mibz2::fs::for_each_decompressed_file(root, [] { return false; }, [&](const std::string& rel, const mibz2::fs::ShownEntry& e) {
+    files.push_back({rel, e});
+  });
+  const mibz2::fs::BeneathAccess access(root);
+  mibz2::tools::IndexAccess indexes("mibz2fs", o.threads, o.index_dir, 0, &access);
   for (size_t i = 0; i < files.size(); ++i) {
-    const auto got = access.obtain(access.catalog().add(files[i]), files[i], false, false);
+    const std::string path = root.absolute(files[i].rel);
+    const auto file = indexes.catalog().add(path, files[i].entry.device, files[i].entry.inode);
+    const auto got = indexes.obtain(file, path, false, false);
     if (got.ready() && got.origin.built)
-      std::fprintf(stderr, "mibz2fs: [%zu/%zu] indexed %s\n", i + 1, files.size(), files[i].c_str());
+      std::fprintf(stderr, "mibz2fs: [%zu/%zu] indexed %s\n", i + 1, files.size(), path.c_str());
   }
 }
 

@@ -1,0 +1,32 @@
+// How the Catalog reaches a compressed file's source: the only two things it ever does to one.
+// The mount gives it an access that opens beneath SOURCE and checks the file is the one its node
+// stands for (src/fs); the programs, which open the paths their user named, the plain one here.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <string>
+
+namespace mibz2::engine {
+
+class CatalogFile;
+
+class SourceAccess {
+ public:
+  virtual ~SourceAccess() = default;
+  // Opens the file's source read-only: a regular file, never blocking, never a controlling
+  // terminal. Returns the descriptor and fills *st, or returns -errno.
+  virtual int open(const CatalogFile& file, struct stat* st) const = 0;
+  // The source's attributes, without opening it or following a final symlink. 0 or an errno value.
+  virtual int stat(const CatalogFile& file, struct stat* st) const = 0;
+};
+
+// For paths a user named on a command line: symlinks followed, as any program follows them.
+class PlainSourceAccess final : public SourceAccess {
+ public:
+  int open(const CatalogFile& file, struct stat* st) const override;
+  int stat(const CatalogFile& file, struct stat* st) const override;
+};
+
+}  // namespace mibz2::engine

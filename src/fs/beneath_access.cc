@@ -1,0 +1,27 @@
+#include "fs/beneath_access.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "engine/catalog.h"
+
+namespace mibz2::fs {
+
+int BeneathAccess::open(const engine::CatalogFile& file, struct stat* st) const {
+  const auto rel = root_.relative(file.path());
+  if (!rel) return -ENOENT;
+  const int fd = root_.open(*rel, io::SourceRoot::Kind::kRegular, st);
+  if (fd >= 0 && (static_cast<uint64_t>(st->st_dev) != file.device() || static_cast<uint64_t>(st->st_ino) != file.inode())) {
+    close(fd);
+    return -ESTALE;
+  }
+  return fd;
+}
+
+int BeneathAccess::stat(const engine::CatalogFile& file, struct stat* st) const {
+  const auto rel = root_.relative(file.path());
+  return rel ? root_.lstat(*rel, st) : ENOENT;
+}
+
+}  // namespace mibz2::fs

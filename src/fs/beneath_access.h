@@ -1,0 +1,21 @@
+// How the catalog reaches the sources of a mount: beneath SOURCE's descriptor (io::SourceRoot), and
+// only the file a node stands for (its device and inode): a path that holds another file now is
+// ESTALE, so that the kernel looks the name up again.
+#pragma once
+
+#include "engine/source_access.h"
+#include "io/source_root.h"
+
+namespace mibz2::fs {
+
+class BeneathAccess final : public engine::SourceAccess {
+ public:
+  explicit BeneathAccess(const io::SourceRoot& root) : root_(root) {}
+  int open(const engine::CatalogFile& file, struct stat* st) const override;
+  int stat(const engine::CatalogFile& file, struct stat* st) const override;
+
+ private:
+  const io::SourceRoot& root_;
+};
+
+}  // namespace mibz2::fs
