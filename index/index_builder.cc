@@ -17,6 +17,17 @@ constexpr uint64_t kScanChunkBytes = 4 << 20;
 // Candidates are decoded before their stream is known, so with the largest block size; the
 // stream's real level is applied when the candidate is resolved.
 constexpr int kDecodeLevel = 9;
+// Bytes read around a scanned chunk: 4 before it (the stream header a block may follow) and 16 after
+// it (a mark's 48 bits, an end-of-stream marker's CRC and the next stream's header).
+constexpr uint64_t kScanBefore = 4;
+constexpr uint64_t kScanAfter = 16;
+// A block's compressed bytes are read in one request, as far as the next candidate (where the block
+// most likely ends) plus a little; a block longer than that is read again, larger, up to the most
+// a level-9 block can take: 900000 symbols of up to 20 bits, 18001 selectors of up to 7 bits, six
+// tables of 258 codes of up to 41 bits, and the headers (2.3 MB; 3 MiB is a safe ceiling).
+constexpr uint64_t kBlockSlackBytes = 16;
+constexpr uint64_t kFirstGuessBytes = 1 << 20;
+constexpr uint64_t kMaxBlockBytes = 3 << 20;
 
 std::string hex32(uint32_t v) {
   char buf[16];
@@ -30,8 +41,8 @@ std::string bits_where(uint64_t bit) {
 
 }  // namespace
 
-IndexBuilder::IndexBuilder(std::span<const uint8_t> data, size_t window, ResolvedBlockSink* sink)
-    : data_(data), window_(std::max<size_t>(window, 1)), sink_(sink) {}
+IndexBuilder::IndexBuilder(const SourceBytes& source, size_t window, ResolvedBlockSink* sink)
+    : source_(source), size_bits_(source.size() * 8), window_(std::max<size_t>(window, 1)), sink_(sink) {}
 
 bool IndexBuilder::finished() const {
   std::lock_guard lk(mu_);
@@ -87,28 +98,78 @@ IndexBuilder::Step IndexBuilder::step(bz2::BlockDecoder& decoder, bz2::ByteBuffe
   return decode_locked(lk, decoder, scratch);
 }
 
-// Scans the next chunk with the lock released; its marks become candidates.
+// Scans the next chunk with the lock released; its marks become candidates, with what resolution
+// will want to know around them (so that resolution, under the lock, never reads the file).
 IndexBuilder::Step IndexBuilder::scan_locked(std::unique_lock<std::mutex>& lk) {
   scanning_ = true;
   const uint64_t from = scan_pos_;
-  const uint64_t to = std::min<uint64_t>(from + kScanChunkBytes, data_.size());
+  const uint64_t to = std::min<uint64_t>(from + kScanChunkBytes, source_.size());
   lk.unlock();
+  const uint64_t base = from >= kScanBefore ? from - kScanBefore : 0;
+  const uint64_t end = std::min<uint64_t>(to + kScanAfter, source_.size());
+  std::vector<uint8_t> buf(end - base);
+  const ssize_t got = source_.read(base, buf.size(), buf.data());
+  buf.resize(got > 0 ? static_cast<size_t>(got) : 0);  // a file that shrank: what is left
+  // Whether the buffer ends where the file ends, so that a short look past a mark means the file
+  // really ends there.
+  const bool at_file_end = base + buf.size() >= source_.size() || got < static_cast<ssize_t>(end - base);
+  const std::span<const uint8_t> bytes(buf);
   std::vector<bz2::Mark> marks;
-  bz2::scan_marks(data_, from * 8, to * 8, marks);
+  if ((from - base) * 8 < bytes.size() * 8)
+    bz2::scan_marks(bytes, (from - base) * 8, std::min<uint64_t>(to - base, bytes.size()) * 8, marks);
+  std::vector<Candidate> found(marks.size());
+  for (size_t i = 0; i < marks.size(); ++i) describe_mark(bytes, base, at_file_end, marks[i], &found[i]);
+  Classified first_header;
+  if (from == 0) first_header = classify(bytes, 0, at_file_end);
   lk.lock();
-  for (const bz2::Mark& m : marks) {
-    Candidate& c = candidates_.emplace_back();
-    c.bit = m.bit;
-    c.kind = m.kind;
-    // End-of-stream marks need no decoding; they only serve resynchronisation.
-    c.state = m.kind == bz2::MarkKind::kEndOfStream ? Candidate::State::kDone : Candidate::State::kPending;
+  if (from == 0) {
+    first_header_ = first_header;
+    first_scanned_ = true;
   }
+  for (Candidate& c : found) candidates_.push_back(std::move(c));
   scan_pos_ = to;
-  scan_done_ = to >= data_.size();
+  scan_done_ = to >= source_.size();
   scanning_ = false;
   need_scan_ = false;
   resolve_locked();
   return Step::kWorked;
+}
+
+IndexBuilder::Classified IndexBuilder::classify(std::span<const uint8_t> bytes, uint64_t byte, bool at_file_end) {
+  Classified c;
+  c.kind = bz2::classify_stream_start(bytes, byte, &c.level);
+  // Bytes missing because the buffer ends (not the file) would look like the end of the file.
+  if (!at_file_end && byte + 4 > bytes.size()) c.kind = bz2::StreamStart::kNotBzip2;
+  return c;
+}
+
+// A scanned mark (in `bytes`, read from byte `base`), with the bytes around it that resolution
+// needs.
+void IndexBuilder::describe_mark(std::span<const uint8_t> bytes, uint64_t base, bool at_file_end, const bz2::Mark& m,
+                                 Candidate* c) {
+  const uint64_t rel = m.bit;
+  c->bit = base * 8 + rel;
+  c->kind = m.kind;
+  if (m.kind == bz2::MarkKind::kBlock) {
+    c->state = Candidate::State::kPending;
+    // The stream header it may follow (a new stream that starts after damage).
+    if (rel >= bz2::kStreamHeaderBits && (rel - bz2::kStreamHeaderBits) % 8 == 0) {
+      int level = 0;
+      if (bz2::classify_stream_start(bytes, (rel - bz2::kStreamHeaderBits) / 8, &level) == bz2::StreamStart::kStream) {
+        c->header_before = bz2::StreamStart::kStream;
+        c->header_level = level;
+      }
+    }
+    return;
+  }
+  // End-of-stream marks need no decoding: their CRC and what follows them are all there is.
+  c->state = Candidate::State::kDone;
+  c->eos_complete = rel + bz2::kEndOfStreamBits <= bytes.size() * 8;
+  if (c->eos_complete) {
+    bz2::BitReader br(bytes, rel + 48);
+    c->eos_crc = br.read(32);
+    c->after_eos = classify(bytes, (rel + bz2::kEndOfStreamBits + 7) / 8, at_file_end);
+  }
 }
 
 // Claims the first pending candidate inside the window (while the sink has room) and decodes it
@@ -121,28 +182,73 @@ IndexBuilder::Step IndexBuilder::decode_locked(std::unique_lock<std::mutex>& lk,
     if (c.state != Candidate::State::kPending) continue;
     c.state = Candidate::State::kDecoding;
     const uint64_t bit = c.bit;
+    // Where the block most likely ends: the next candidate, when it has been scanned.
+    const uint64_t next_seq = seq + 1;
+    const uint64_t guess_end_bit =
+        next_seq < front_seq_ + candidates_.size() ? candidates_[next_seq - front_seq_].bit : 0;
     lk.unlock();
     bz2::ByteBuffer kept;  // with a sink: decode straight into the buffer it gets
     bz2::ByteBuffer& out = sink_ ? kept : scratch;
-    out.clear();
-    bz2::BlockResult r;
-    const bz2::Error e = decoder.decode(data_, bit, kDecodeLevel, out, r);
-    const uint64_t size = out.size();
+    Decoded d = decode_candidate(bit, guess_end_bit, decoder, out);
     if (scratch.capacity() > (64u << 20)) bz2::ByteBuffer().swap(scratch);  // do not hoard a huge block
     lk.lock();
     // The candidate may have been dropped (resolution passed it) while we decoded.
     if (seq >= front_seq_) {
-      Candidate& d = candidates_[seq - front_seq_];
-      d.error = e;
-      d.block = r;
-      d.size = size;
-      if (sink_ && !e) d.bytes = std::move(kept);
-      d.state = Candidate::State::kDone;
+      Candidate& done = candidates_[seq - front_seq_];
+      done.error = d.error;
+      done.block = d.result;
+      done.size = d.size;
+      done.next_is_mark = d.next_is_mark;
+      if (sink_ && !d.error) done.bytes = std::move(kept);
+      done.state = Candidate::State::kDone;
       resolve_locked();
     }
     return Step::kWorked;
   }
   return Step::kIdle;
+}
+
+// Reads the block at `bit` (one request, as far as `guess_end_bit` and a little more, larger only
+// if the block turns out longer) and decodes it into `out`.
+IndexBuilder::Decoded IndexBuilder::decode_candidate(uint64_t bit, uint64_t guess_end_bit, bz2::BlockDecoder& decoder,
+                                                     bz2::ByteBuffer& out) const {
+  const uint64_t first = bit / 8;
+  uint64_t want = guess_end_bit > bit ? (guess_end_bit + 7) / 8 - first + kBlockSlackBytes : kFirstGuessBytes;
+  want = std::min(want, kMaxBlockBytes);
+  std::vector<uint8_t> buf;
+  Decoded d;
+  for (;;) {
+    buf.resize(static_cast<size_t>(std::min<uint64_t>(want, source_.size() - first)));
+    const ssize_t got = source_.read(first, buf.size(), buf.data());
+    buf.resize(got > 0 ? static_cast<size_t>(got) : 0);
+    const bool whole_rest = first + buf.size() >= source_.size() || got < static_cast<ssize_t>(want);
+    out.clear();
+    d.error = decoder.decode(buf, bit % 8, kDecodeLevel, out, d.result);
+    // Ran out of bytes we did not read (not out of file): read more and decode again.
+    if (d.error.code == bz2::ErrorCode::kTruncated && !whole_rest && want < kMaxBlockBytes) {
+      want = std::min(want * 2, kMaxBlockBytes);
+      continue;
+    }
+    break;
+  }
+  d.size = out.size();
+  // Positions back in file bits; and whether a mark starts where the block ends.
+  const uint64_t base = first * 8;
+  if (d.error) d.error.bit_offset += base;
+  d.result.end_bit += base;
+  if (d.result.symbols_read) {
+    const uint64_t end_rel = d.result.end_bit - base;
+    uint64_t m;
+    if (end_rel + 48 <= buf.size() * 8) {
+      m = bz2::read48_at(buf, end_rel);
+    } else {
+      uint8_t tail[8] = {};
+      const ssize_t n = source_.read(d.result.end_bit / 8, sizeof tail, tail);
+      m = n > 0 ? bz2::read48_at({tail, static_cast<size_t>(n)}, d.result.end_bit % 8) : 0;
+    }
+    d.next_is_mark = m == bz2::kBlockMagic || m == bz2::kEndOfStreamMagic;
+  }
+  return d;
 }
 
 IndexBuilder::Candidate* IndexBuilder::front_candidate() {
@@ -184,7 +290,7 @@ void IndexBuilder::end_truncated_locked(uint64_t bit, std::string why) {
   result_.index.truncated_at_bit = bit;
   note(std::move(why) + "; a nominal " + std::to_string(nominal_block_size(level_)) +
        " bytes at decompressed offset " + std::to_string(out_offset_) + " read as I/O errors");
-  add_block(bit, BlockRecord::kTruncated, nominal_block_size(level_), data_.size() * 8, 0, nullptr);
+  add_block(bit, BlockRecord::kTruncated, nominal_block_size(level_), size_bits_, 0, nullptr);
   finish_locked();
 }
 
@@ -193,7 +299,7 @@ void IndexBuilder::finish_locked() {
   result_.index.decompressed_size = out_offset_;
   if (result_.index.stream_count == 0 && result_.error.empty()) result_.error = "no bzip2 stream found";
   result_.ok = result_.error.empty();
-  resolved_bits_.store(data_.size() * 8, std::memory_order_relaxed);
+  resolved_bits_.store(size_bits_, std::memory_order_relaxed);
   // Decoded bytes kept for a sink are not needed any more. Decodes still running find their
   // candidate gone (its sequence number is below front_seq_).
   front_seq_ += candidates_.size();
@@ -202,15 +308,14 @@ void IndexBuilder::finish_locked() {
   finished_cv_.notify_all();
 }
 
-bool IndexBuilder::plausible_end_of_stream(uint64_t bit) const {
-  if (bit + bz2::kEndOfStreamBits > data_.size() * 8) return false;
-  int level;
-  const auto next = bz2::classify_stream_start(data_, (bit + bz2::kEndOfStreamBits + 7) / 8, &level);
-  return next == bz2::StreamStart::kStream || next == bz2::StreamStart::kEnd;
+// An end-of-stream marker that ends damage: complete, and followed by a stream or the end.
+bool IndexBuilder::plausible_end_of_stream(const Candidate& c) {
+  return c.eos_complete &&
+         (c.after_eos.kind == bz2::StreamStart::kStream || c.after_eos.kind == bz2::StreamStart::kEnd);
 }
 
-// Resolves as far as the decoded candidates allow. Runs under mu_; it reads only a few bytes of
-// the source, at places the decoders and the scanner have just read.
+// Resolves as far as the decoded candidates allow. Runs under mu_ and reads nothing: what it needs
+// of the source the scanner and the decoders found out (Candidate).
 void IndexBuilder::resolve_locked() {
   for (;;) {
     resolved_bits_.store(phase_ == Phase::kStreamStart ? stream_byte_ * 8 : cursor_, std::memory_order_relaxed);
@@ -241,10 +346,15 @@ void IndexBuilder::begin_stream_locked(int level, uint64_t first_bit) {
 // At a stream boundary: a new stream, the end of the file, a cut header, or trailing garbage.
 void IndexBuilder::resolve_stream_start_locked() {
   BlockIndex& idx = result_.index;
-  int level = 0;
-  switch (bz2::classify_stream_start(data_, stream_byte_, &level)) {
+  // What is at stream_byte_: learnt by the first scan (byte 0) or with the marker before it.
+  if (stream_byte_ == 0 && !first_scanned_) {
+    need_scan_ = true;
+    return;
+  }
+  const Classified next = stream_byte_ == 0 ? first_header_ : next_stream_;
+  switch (next.kind) {
     case bz2::StreamStart::kStream:
-      begin_stream_locked(level, stream_byte_ * 8 + bz2::kStreamHeaderBits);
+      begin_stream_locked(next.level, stream_byte_ * 8 + bz2::kStreamHeaderBits);
       return;
     case bz2::StreamStart::kEnd:
       if (idx.stream_count == 0) result_.error = "empty file (no bzip2 stream header)";
@@ -263,7 +373,7 @@ void IndexBuilder::resolve_stream_start_locked() {
       if (idx.stream_count == 0) {
         result_.error = "not a bzip2 file (no \"BZh1\"..\"BZh9\" header)";
       } else {
-        idx.trailing_bytes = data_.size() - stream_byte_;
+        idx.trailing_bytes = source_.size() - stream_byte_;
         note("trailing garbage after the last stream ignored: " + std::to_string(idx.trailing_bytes) +
              " bytes at byte " + std::to_string(stream_byte_));
       }
@@ -275,29 +385,22 @@ void IndexBuilder::resolve_stream_start_locked() {
 // Inside a stream, at the cursor: a block (resolved once decoded), the end-of-stream marker, the
 // end of the file, or something else (damage: resynchronise).
 void IndexBuilder::resolve_in_stream_locked() {
-  const uint64_t magic = bz2::read48_at(data_, cursor_);
-  if (magic == bz2::kEndOfStreamMagic) {
-    resolve_end_of_stream_locked();
+  // Every mark that starts before scan_pos_ is a candidate: scan past the cursor first.
+  if (!scan_done_ && cursor_ >= scan_pos_ * 8) {
+    need_scan_ = true;
     return;
   }
-  if (magic == bz2::kBlockMagic) {
-    Candidate* c = front_candidate();
-    if (!c) {
-      if (need_scan_) return;
-      // The scanner finds every magic, so a block magic at the cursor always has its candidate.
-      MIBZ2_INVARIANT(false && "a block magic at the cursor has no candidate");
-      phase_ = Phase::kResync;
-      return;
-    }
-    if (c->bit != cursor_) {
-      phase_ = Phase::kResync;
+  Candidate* c = front_candidate();
+  if (c && c->bit == cursor_) {
+    if (c->kind == bz2::MarkKind::kEndOfStream) {
+      resolve_end_of_stream_locked(*c);
       return;
     }
     if (c->state != Candidate::State::kDone) return;  // wait for its decode
     resolve_block_locked(*c);
     return;
   }
-  if (cursor_ + 48 > data_.size() * 8) {
+  if (cursor_ + 48 > size_bits_) {
     end_truncated_locked(cursor_, "file ends at " + bits_where(cursor_) + " inside stream " +
                                       std::to_string(result_.index.stream_count) +
                                       " before its end-of-stream marker (truncated file)");
@@ -307,15 +410,14 @@ void IndexBuilder::resolve_in_stream_locked() {
   phase_ = Phase::kResync;
 }
 
-void IndexBuilder::resolve_end_of_stream_locked() {
-  if (cursor_ + bz2::kEndOfStreamBits > data_.size() * 8) {
+void IndexBuilder::resolve_end_of_stream_locked(const Candidate& eos) {
+  if (!eos.eos_complete) {
     end_truncated_locked(cursor_, "file ends inside the end-of-stream marker at " + bits_where(cursor_) +
                                       " (truncated file)");
     return;
   }
-  bz2::BitReader br(data_, cursor_ + 48);
-  const uint32_t stored = br.read(32);
-  if (stored != combined_crc_ && !stream_crc_unverifiable_) stream_crc_mismatch_locked(stored);
+  if (eos.eos_crc != combined_crc_ && !stream_crc_unverifiable_) stream_crc_mismatch_locked(eos.eos_crc);
+  next_stream_ = eos.after_eos;
   stream_byte_ = (cursor_ + bz2::kEndOfStreamBits + 7) / 8;
   phase_ = Phase::kStreamStart;
 }
@@ -348,10 +450,6 @@ void IndexBuilder::resolve_block_locked(Candidate& c) {
   const uint64_t max_len = nominal_block_size(level_);
   const bz2::BlockResult& r = c.block;
   const size_t block_no = result_.index.blocks.size();
-  auto next_is_mark = [&](uint64_t bit) {
-    const uint64_t m = bz2::read48_at(data_, bit);
-    return m == bz2::kBlockMagic || m == bz2::kEndOfStreamMagic;
-  };
 
   if (!c.error && r.bwt_length <= max_len) {
     add_block(c.bit, 0, c.size, r.end_bit, r.stored_crc, &c.bytes);
@@ -364,7 +462,7 @@ void IndexBuilder::resolve_block_locked(Candidate& c) {
                                     bits_where(c.bit) + " (truncated file)");
     return;
   }
-  if (c.error.code == bz2::ErrorCode::kBlockCrcMismatch && r.bwt_length <= max_len && next_is_mark(r.end_bit)) {
+  if (c.error.code == bz2::ErrorCode::kBlockCrcMismatch && r.bwt_length <= max_len && c.next_is_mark) {
     add_block(c.bit, BlockRecord::kCrcMismatch, c.size, r.end_bit, r.stored_crc, nullptr);
     combined_crc_ = bz2::combine_stream_crc(combined_crc_, r.stored_crc);
     note("block " + std::to_string(block_no) + " at " + bits_where(c.bit) + " is damaged: CRC mismatch (" +
@@ -376,7 +474,7 @@ void IndexBuilder::resolve_block_locked(Candidate& c) {
   // Undecodable. If its symbols were read and it ends where a mark starts, its extent is known.
   const std::string why = c.error ? bz2::to_string(c.error)
                                   : "block longer than its stream level " + std::to_string(level_) + " allows";
-  if (r.symbols_read && r.end_bit > c.bit && next_is_mark(r.end_bit)) {
+  if (r.symbols_read && r.end_bit > c.bit && c.next_is_mark) {
     note("block " + std::to_string(block_no) + " at " + bits_where(c.bit) + " cannot be decoded: " + why +
          "; it stands as " + std::to_string(max_len) + " unreadable bytes and offsets after it are shifted");
     add_block(c.bit, BlockRecord::kUndecodable, max_len, r.end_bit, 0, nullptr);
@@ -413,15 +511,12 @@ void IndexBuilder::resync_locked() {
     if (c.state != Candidate::State::kDone) return;
     // A block right after a stream header starts a new stream (the damage took the end of the
     // previous one): it is judged by that stream's level.
-    int header_level = 0;
-    const bool after_header = c.kind == bz2::MarkKind::kBlock && c.bit >= bz2::kStreamHeaderBits &&
-                              (c.bit - bz2::kStreamHeaderBits) % 8 == 0 &&
-                              bz2::classify_stream_start(data_, (c.bit - bz2::kStreamHeaderBits) / 8, &header_level) ==
-                                  bz2::StreamStart::kStream;
+    const int header_level = c.header_level;
+    const bool after_header = c.kind == bz2::MarkKind::kBlock && c.header_before == bz2::StreamStart::kStream;
     const int level = after_header ? header_level : level_;
     const bool good_block = c.kind == bz2::MarkKind::kBlock && !c.error &&
                             c.block.bwt_length <= static_cast<uint64_t>(level) * 100000;
-    const bool good_end = c.kind == bz2::MarkKind::kEndOfStream && plausible_end_of_stream(c.bit);
+    const bool good_end = c.kind == bz2::MarkKind::kEndOfStream && plausible_end_of_stream(c);
     if (!good_block && !good_end) {
       candidates_.pop_front();
       ++front_seq_;

@@ -32,7 +32,9 @@
 #include "bz2/block_scanner.h"
 #include "bz2/byte_buffer.h"
 #include "bz2/errors.h"
+#include "bz2/stream_parser.h"
 #include "index/block_index.h"
+#include "index/source_bytes.h"
 
 namespace mibz2::index {
 
@@ -61,10 +63,9 @@ class IndexBuilder {
  public:
   enum class Step { kWorked, kIdle, kFinished };
 
-  // `data` must stay valid until the build finishes. `window`: candidates in flight ahead of the
-  // resolution point (bounds memory and wasted work); a few per thread is enough. `sink`, if
-  // given, must outlive the build.
-  IndexBuilder(std::span<const uint8_t> data, size_t window, ResolvedBlockSink* sink = nullptr);
+  // `source` (and `sink`, if given) must outlive the build. `window`: candidates in flight ahead of
+  // the resolution point (bounds memory and wasted work); a few per thread is enough.
+  IndexBuilder(const SourceBytes& source, size_t window, ResolvedBlockSink* sink = nullptr);
 
   // Does one unit of work (scan a piece, or decode one candidate) with the caller's decoder.
   // kIdle: nothing to do now (others are decoding what resolution waits for).
@@ -80,19 +81,39 @@ class IndexBuilder {
   bool wait_finished(std::chrono::milliseconds timeout);
   // Compressed bytes resolved so far (for progress display); any thread may call it.
   uint64_t bytes_done() const;
-  uint64_t bytes_total() const { return data_.size(); }
+  uint64_t bytes_total() const { return source_.size(); }
   // The result; call once, after finished().
   BuildResult take_result();
 
  private:
+  // What is at a stream boundary (its 4 bytes classified).
+  struct Classified {
+    bz2::StreamStart kind = bz2::StreamStart::kEnd;
+    int level = 0;
+  };
   struct Candidate {
     uint64_t bit = 0;
     bz2::MarkKind kind = bz2::MarkKind::kBlock;
     enum class State : uint8_t { kPending, kDecoding, kDone } state = State::kPending;
+    // Blocks, by their decode:
     bz2::Error error;
-    bz2::BlockResult block;
-    uint64_t size = 0;      // decoded bytes (valid when block.bytes_produced)
-    bz2::ByteBuffer bytes;  // with a sink: the decoded bytes
+    bz2::BlockResult block;  // end_bit in file bits
+    uint64_t size = 0;       // decoded bytes (valid when block.bytes_produced)
+    bool next_is_mark = false;  // a block or end-of-stream mark starts at block.end_bit
+    bz2::ByteBuffer bytes;   // with a sink: the decoded bytes
+    // Blocks, by the scan: a stream header right before it (a stream that starts after damage).
+    bz2::StreamStart header_before = bz2::StreamStart::kNotBzip2;
+    int header_level = 0;
+    // End-of-stream marks, by the scan:
+    bool eos_complete = false;  // its 80 bits are in the file
+    uint32_t eos_crc = 0;
+    Classified after_eos;       // what follows it
+  };
+  struct Decoded {
+    bz2::Error error;
+    bz2::BlockResult result;
+    uint64_t size = 0;
+    bool next_is_mark = false;
   };
   enum class Phase { kStreamStart, kInStream, kResync, kFinished };
 
@@ -100,16 +121,20 @@ class IndexBuilder {
   bool can_claim_locked() const;  // room in the window and at the sink
   Step scan_locked(std::unique_lock<std::mutex>& lk);
   Step decode_locked(std::unique_lock<std::mutex>& lk, bz2::BlockDecoder& decoder, bz2::ByteBuffer& scratch);
+  Decoded decode_candidate(uint64_t bit, uint64_t guess_end_bit, bz2::BlockDecoder& decoder, bz2::ByteBuffer& out) const;
+  static Classified classify(std::span<const uint8_t> bytes, uint64_t byte, bool at_file_end);
+  static void describe_mark(std::span<const uint8_t> bytes, uint64_t base, bool at_file_end, const bz2::Mark& m,
+                            Candidate* c);
   Candidate* front_candidate();  // first unresolved candidate, or null (may set need_scan_)
   void resolve_locked();
   void resolve_stream_start_locked();
   void resolve_in_stream_locked();
-  void resolve_end_of_stream_locked();
+  void resolve_end_of_stream_locked(const Candidate& eos);
   void resolve_block_locked(Candidate& c);
   void resync_locked();
   // A stream of `level` starts at the cursor `first_bit` (just after its header).
   void begin_stream_locked(int level, uint64_t first_bit);
-  bool plausible_end_of_stream(uint64_t bit) const;
+  static bool plausible_end_of_stream(const Candidate& c);
   // Records a resolved block; with a sink also hands it its bytes (moved).
   void add_block(uint64_t start_bit, uint8_t flags, uint64_t size, uint64_t end_bit, uint32_t crc,
                  bz2::ByteBuffer* bytes);
@@ -119,7 +144,8 @@ class IndexBuilder {
   void finish_locked();
   void note(std::string line) { result_.notes.push_back(std::move(line)); }
 
-  const std::span<const uint8_t> data_;
+  const SourceBytes& source_;
+  const uint64_t size_bits_;
   const size_t window_;
   ResolvedBlockSink* const sink_;
 
@@ -137,6 +163,9 @@ class IndexBuilder {
   bool need_scan_ = false;            // resolution waits for candidates not scanned yet
   Phase phase_ = Phase::kStreamStart;
   uint64_t stream_byte_ = 0;          // where the next stream header should be
+  Classified first_header_;           // what is at byte 0 (from the first scan)
+  bool first_scanned_ = false;
+  Classified next_stream_;            // what is at stream_byte_ after an end-of-stream marker
   uint64_t cursor_ = 0;               // bit where the next block or end-of-stream must start
   int level_ = 9;                     // level of the current stream
   uint32_t combined_crc_ = 0;

@@ -201,7 +201,8 @@ TEST(IndexThreadsConcurrent, ManyBuildsOfTheSameFileAtOnce) {
 TEST(IndexBuildConcurrent, CancelEndsABuildAtOnce) {
   const Variant& big = corpus().back();  // several MB of level-9 random data
   for (int when : {0, 1, 5}) {
-    index::IndexBuilder builder(big.file, 8);
+    const index::SpanBytes bytes(big.file);
+    index::IndexBuilder builder(bytes, 8);
     std::vector<std::thread> workers;
     for (int i = 0; i < 2; ++i) workers.emplace_back([&] { drive_builder(builder); });
     std::this_thread::sleep_for(std::chrono::milliseconds(when));

@@ -101,7 +101,8 @@ void drive_builder(index::IndexBuilder& builder) {
 
 index::BuildResult build_guarded(std::span<const uint8_t> data, unsigned threads, size_t window) {
   threads = std::max(1u, threads);
-  index::IndexBuilder builder(data, window ? window : 4 * size_t{threads});
+  const index::SpanBytes bytes(data);
+  index::IndexBuilder builder(bytes, window ? window : 4 * size_t{threads});
   std::vector<std::thread> workers;
   for (unsigned i = 0; i < threads; ++i) workers.emplace_back([&builder] { drive_builder(builder); });
   if (!builder.wait_finished(kBuildTimeout)) {

@@ -15,7 +15,7 @@
 #include "bz2/stream_parser.h"
 #include "engine/reader.h"
 #include "io/fd_io.h"
-#include "io/mapped_file.h"
+#include "index/source_bytes.h"
 
 namespace mibz2::engine {
 namespace {
@@ -60,11 +60,15 @@ std::string IndexStatus::describe() const {
   return "?";
 }
 
-// One running build: the source mapped, the builder, and its jobs on the pool.
+// One running build: the open source, the builder, and its jobs on the pool.
 struct Catalog::Build {
+  ~Build() {
+    if (fd >= 0) close(fd);
+  }
   FileRef file;
   index::SourceIdentity id;
-  io::MappedFile map;
+  int fd = -1;                                  // the source, read with pread (never mapped)
+  std::unique_ptr<index::FdBytes> bytes;
   std::unique_ptr<index::BlockStream> stream;  // stream(): the consumer's blocks
   std::shared_ptr<index::IndexBuilder> builder;
   std::mutex mu;            // guards the two below (then the builder's lock: see Catalog::mu_)
@@ -419,18 +423,17 @@ std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::u
   auto build = std::make_shared<Build>();
   build->file = file;
   std::string err;
-  const int fd = open_source(*file, &build->id, &err);
-  const bool ok = fd >= 0 && build->map.map_fd(fd, &err);
-  if (fd >= 0) close(fd);
-  if (!ok) {
+  build->fd = open_source(*file, &build->id, &err);
+  if (build->fd < 0) {
     spdlog::error("{}: cannot index: {}", file->path(), err);
     settle_failed(file, err);
     return nullptr;
   }
-  spdlog::info("{}: indexing ({} compressed bytes)", file->path(), build->map.size());
+  spdlog::info("{}: indexing ({} compressed bytes)", file->path(), build->id.size);
   const size_t window = kWindowPerThread * engine_.pool().threads();
   build->stream = std::move(stream);
-  build->builder = std::make_shared<index::IndexBuilder>(build->map.bytes(), window, build->stream.get());
+  build->bytes = std::make_unique<index::FdBytes>(build->fd, build->id.size);
+  build->builder = std::make_shared<index::IndexBuilder>(*build->bytes, window, build->stream.get());
   {
     std::lock_guard lk(file->mu_);
     file->builder_ = build->builder;
@@ -538,7 +541,22 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
     std::lock_guard lk(mu_);
     stopping = stopping_;
   }
-  if (!r.ok) {
+  if (r.ok && !stopping && source_changed(*build)) {
+    // What was read is a mix of the file before and after: never stored, never served.
+    spdlog::info("{}: the source changed while it was indexed; indexing it again when it is needed", path);
+    if (build->stream) {
+      settle_failed(file, "the source changed while it was read");
+    } else {
+      bool again;
+      {
+        std::lock_guard lk(file->mu_);
+        again = file->wanted_now_;  // someone waits: build it again now (from the file as it is)
+        file->state_ = again ? IndexState::kQueued : IndexState::kStale;
+        file->builder_.reset();
+      }
+      if (again) queue_build(file, true);
+    }
+  } else if (!r.ok) {
     if (stopping) spdlog::debug("{}: indexing stopped at unmount", path);
     else if (r.error != index::IndexBuilder::kCancelled) spdlog::error("{}: cannot index: {}", path, r.error);
     IndexOrigin origin;
@@ -601,6 +619,14 @@ bool Catalog::stream(const FileRef& file, const std::function<bool(const index::
   std::unique_lock lk(file->mu_);
   file->settled_.wait(lk, [&] { return file->state_ == IndexState::kReady || file->state_ == IndexState::kFailed; });
   return !stopped && file->state_ == IndexState::kReady;
+}
+
+// Whether the file the build read is not the one it began with (truncated, rewritten in place):
+// the identity of the open descriptor now against the one taken at the start.
+bool Catalog::source_changed(const Build& build) const {
+  index::SourceIdentity now;
+  std::string err;
+  return !index::identify_source(build.fd, &now, &err) || !(now == build.id);
 }
 
 // --- the end ---

@@ -181,6 +181,7 @@ class Catalog {
   bool claim_finish_locked(Build& build);
   void finish_if_done(const std::shared_ptr<Build>& build);
   void finish_build(const std::shared_ptr<Build>& build);
+  bool source_changed(const Build& build) const;
   static void log_damage(const std::string& path, const index::BlockIndex& index);
   // A Reader found a block that does not match the index with this cache key.
   void distrust(const FileRef& file, uint64_t file_id);

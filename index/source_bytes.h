@@ -1,0 +1,61 @@
+// The compressed file as an index build reads it: by position, with pread, never mapped, so a file
+// that shrinks while it is read gives short reads (a truncated index, which the catalog then finds
+// stale) and never a SIGBUS. Reads are made outside every lock, a few MB or one block at a time.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include "io/fd_io.h"
+
+namespace mibz2::index {
+
+class SourceBytes {
+ public:
+  explicit SourceBytes(uint64_t size) : size_(size) {}
+  virtual ~SourceBytes() = default;
+  // The size the file had when the build began; nothing is read past it.
+  uint64_t size() const { return size_; }
+  // Reads up to `len` bytes at `offset` (clipped to size()). Returns the count, fewer when the
+  // file shrank, or -errno.
+  ssize_t read(uint64_t offset, size_t len, uint8_t* out) const {
+    if (offset >= size_) return 0;
+    if (len > size_ - offset) len = static_cast<size_t>(size_ - offset);
+    return read_at(offset, len, out);
+  }
+
+ private:
+  virtual ssize_t read_at(uint64_t offset, size_t len, uint8_t* out) const = 0;
+  const uint64_t size_;
+};
+
+// An open file descriptor (not owned).
+class FdBytes final : public SourceBytes {
+ public:
+  FdBytes(int fd, uint64_t size) : SourceBytes(size), fd_(fd) {}
+
+ private:
+  ssize_t read_at(uint64_t offset, size_t len, uint8_t* out) const override {
+    return io::pread_full(fd_, out, len, offset);
+  }
+  const int fd_;
+};
+
+// Bytes in memory (tests, fuzzing, mibz2 over a buffer).
+class SpanBytes final : public SourceBytes {
+ public:
+  explicit SpanBytes(std::span<const uint8_t> data) : SourceBytes(data.size()), data_(data) {}
+
+ private:
+  ssize_t read_at(uint64_t offset, size_t len, uint8_t* out) const override {
+    std::memcpy(out, data_.data() + offset, len);
+    return static_cast<ssize_t>(len);
+  }
+  const std::span<const uint8_t> data_;
+};
+
+}  // namespace mibz2::index
