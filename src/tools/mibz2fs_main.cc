@@ -12,15 +12,15 @@
 #include <spdlog/spdlog.h>
 
 #include "fs/filesystem.h"
-#include "fs/mount_options.h"
 #include "fs/beneath_access.h"
 #include "fs/source_tree.h"
 #include "io/source_root.h"
 #include "tools/index_access.h"
+#include "tools/mount_options.h"
 
 namespace {
 
-using mibz2::fs::MountOptions;
+using mibz2::tools::MountOptions;
 
 void setup_logging(const MountOptions& o, bool daemonized) {
   std::shared_ptr<spdlog::logger> logger;
@@ -39,8 +39,8 @@ void setup_logging(const MountOptions& o, bool daemonized) {
 void index_everything(const MountOptions& o) {
   // Reached as the mount reaches them: beneath SOURCE, never through a symlink.
   mibz2::io::SourceRoot root;
-  if (const int err = root.open(o.source)) {
-    std::fprintf(stderr, "mibz2fs: %s: %s\n", o.source.c_str(), std::strerror(err));
+  if (const int err = root.open(o.fs.source)) {
+    std::fprintf(stderr, "mibz2fs: %s: %s\n", o.fs.source.c_str(), std::strerror(err));
     return;
   }
   struct Found {
@@ -52,7 +52,7 @@ void index_everything(const MountOptions& o) {
     files.push_back({rel, e});
   });
   const mibz2::fs::BeneathAccess access(root);
-  mibz2::tools::IndexAccess indexes("mibz2fs", o.threads, o.index_dir, 0, &access);
+  mibz2::tools::IndexAccess indexes("mibz2fs", o.fs.threads, o.fs.index_dir, 0, &access);
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string path = root.absolute(files[i].rel);
     const auto file = indexes.catalog().add(path, files[i].entry.device, files[i].entry.inode);
@@ -67,12 +67,12 @@ void index_everything(const MountOptions& o) {
 int main(int argc, char** argv) {
   MountOptions options;
   fuse_args args;
-  switch (mibz2::fs::parse_mount_options(argc, argv, &options, &args)) {
-    case mibz2::fs::ParseOutcome::kExitOk: fuse_opt_free_args(&args); return 0;
-    case mibz2::fs::ParseOutcome::kExitError: fuse_opt_free_args(&args); return 1;
-    case mibz2::fs::ParseOutcome::kMount: break;
+  switch (mibz2::tools::parse_mount_options(argc, argv, &options, &args)) {
+    case mibz2::tools::ParseOutcome::kExitOk: fuse_opt_free_args(&args); return 0;
+    case mibz2::tools::ParseOutcome::kExitError: fuse_opt_free_args(&args); return 1;
+    case mibz2::tools::ParseOutcome::kMount: break;
   }
-  if (const std::string problem = mibz2::fs::check_mount_paths(options); !problem.empty()) {
+  if (const std::string problem = mibz2::tools::check_mount_paths(options); !problem.empty()) {
     std::fprintf(stderr, "mibz2fs: %s\n", problem.c_str());
     fuse_opt_free_args(&args);
     return 1;
@@ -88,10 +88,10 @@ int main(int argc, char** argv) {
   if (!se) return 1;  // libfuse printed why (e.g. an unknown option)
   int status = 1;
   if (fuse_set_signal_handlers(se) == 0) {
-    if (fuse_session_mount(se, options.mountpoint.c_str()) == 0) {
+    if (fuse_session_mount(se, options.fs.mountpoint.c_str()) == 0) {
       if (fuse_daemonize(options.foreground ? 1 : 0) == 0) {
         setup_logging(options, !options.foreground);
-        fs = std::make_unique<mibz2::fs::Filesystem>(options);
+        fs = std::make_unique<mibz2::fs::Filesystem>(options.fs);
         fs_ptr = fs.get();
         fs->set_session(se);
         fs->start_tree_walk();

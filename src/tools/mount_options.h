@@ -7,14 +7,12 @@
 #include <cstdint>
 #include <string>
 
-namespace mibz2::fs {
+#include "fs/filesystem.h"
+
+namespace mibz2::tools {
 
 struct MountOptions {
-  std::string source;        // absolute path of SOURCE
-  std::string mountpoint;    // absolute path of MOUNTPOINT
-  unsigned threads = 0;      // decoder threads (0: all cores)
-  uint64_t cache_bytes = 0;  // 0: default
-  std::string index_dir;     // empty: default
+  fs::FilesystemOptions fs;  // SOURCE, MOUNTPOINT, threads, cache_size, index_dir
   bool wait_index = false;
   std::string log_level = "info";
   bool foreground = false;
@@ -34,4 +32,4 @@ ParseOutcome parse_mount_options(int argc, char** argv, MountOptions* options, f
 // empty when both are usable.
 std::string check_mount_paths(const MountOptions& options);
 
-}  // namespace mibz2::fs
+}  // namespace mibz2::tools

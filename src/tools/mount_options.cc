@@ -1,4 +1,4 @@
-#include "fs/mount_options.h"
+#include "tools/mount_options.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include "io/mount_table.h"
 #include "version.h"
 
-namespace mibz2::fs {
+namespace mibz2::tools {
 namespace {
 
 struct RawOptions {
@@ -140,11 +140,11 @@ ParseOutcome parse_mount_options(int argc, char** argv, MountOptions* options, f
     char* end = nullptr;
     const long n = std::strtol(raw.threads, &end, 10);
     if (!*raw.threads || *end || n < 1 || n > 1024) return fail(std::string("-o threads needs 1..1024, not '") + raw.threads + "'");
-    options->threads = static_cast<unsigned>(n);
+    options->fs.threads = static_cast<unsigned>(n);
   }
-  if (raw.cache_size && !parse_size(raw.cache_size, &options->cache_bytes))
+  if (raw.cache_size && !parse_size(raw.cache_size, &options->fs.cache_bytes))
     return fail(std::string("-o cache_size needs a size such as 512M or 2G, not '") + raw.cache_size + "'");
-  if (raw.index_dir) options->index_dir = absolute(raw.index_dir);
+  if (raw.index_dir) options->fs.index_dir = absolute(raw.index_dir);
   if (raw.log_level) {
     static const char* kLevels[] = {"trace", "debug", "info", "warn", "warning", "error", "critical", "off"};
     bool known = false;
@@ -154,36 +154,36 @@ ParseOutcome parse_mount_options(int argc, char** argv, MountOptions* options, f
     options->log_level = std::strcmp(raw.log_level, "warning") == 0 ? "warn" : raw.log_level;
   }
   options->wait_index = raw.wait_index != 0;
-  options->source = absolute(raw.source);
-  options->mountpoint = absolute(cmd.mountpoint);
+  options->fs.source = absolute(raw.source);
+  options->fs.mountpoint = absolute(cmd.mountpoint);
   options->foreground = cmd.foreground != 0;
   options->debug = cmd.debug != 0;
   options->single_thread = cmd.singlethread != 0;
   if (options->debug && !raw.log_level) options->log_level = "debug";
 
   // Always read-only; permissions are checked by the kernel against the mirrored modes.
-  const std::string fixed = "-oro,default_permissions,fsname=" + options->source + ",subtype=mibz2fs";
+  const std::string fixed = "-oro,default_permissions,fsname=" + options->fs.source + ",subtype=mibz2fs";
   fuse_opt_add_arg(args, fixed.c_str());
   return ParseOutcome::kMount;
 }
 
 std::string check_mount_paths(const MountOptions& options) {
   struct stat st;
-  if (stat(options.source.c_str(), &st) != 0) return "SOURCE " + options.source + ": " + std::strerror(errno);
-  if (!S_ISDIR(st.st_mode)) return "SOURCE " + options.source + " is not a directory";
-  if (access(options.source.c_str(), R_OK | X_OK) != 0) return "SOURCE " + options.source + ": " + std::strerror(errno);
-  if (stat(options.mountpoint.c_str(), &st) != 0) return "MOUNTPOINT " + options.mountpoint + ": " + std::strerror(errno);
-  if (!S_ISDIR(st.st_mode)) return "MOUNTPOINT " + options.mountpoint + " is not a directory";
+  if (stat(options.fs.source.c_str(), &st) != 0) return "SOURCE " + options.fs.source + ": " + std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return "SOURCE " + options.fs.source + " is not a directory";
+  if (access(options.fs.source.c_str(), R_OK | X_OK) != 0) return "SOURCE " + options.fs.source + ": " + std::strerror(errno);
+  if (stat(options.fs.mountpoint.c_str(), &st) != 0) return "MOUNTPOINT " + options.fs.mountpoint + ": " + std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return "MOUNTPOINT " + options.fs.mountpoint + " is not a directory";
   // Refuse to stack a second mount on a mount point.
-  if (io::is_mount_point(options.mountpoint)) return "MOUNTPOINT " + options.mountpoint + " is already mounted";
-  if (options.source == options.mountpoint) return "SOURCE and MOUNTPOINT are the same directory";
+  if (io::is_mount_point(options.fs.mountpoint)) return "MOUNTPOINT " + options.fs.mountpoint + " is already mounted";
+  if (options.fs.source == options.fs.mountpoint) return "SOURCE and MOUNTPOINT are the same directory";
   // A mount inside its own source would list itself (and its lookups would call into itself).
-  if (options.mountpoint.rfind(options.source + "/", 0) == 0)
-    return "MOUNTPOINT " + options.mountpoint + " is inside SOURCE " + options.source;
+  if (options.fs.mountpoint.rfind(options.fs.source + "/", 0) == 0)
+    return "MOUNTPOINT " + options.fs.mountpoint + " is inside SOURCE " + options.fs.source;
   // A source inside its own mount would be hidden by it, and every lookup would wait on itself.
-  if (options.source.rfind(options.mountpoint == "/" ? "/" : options.mountpoint + "/", 0) == 0)
-    return "SOURCE " + options.source + " is inside MOUNTPOINT " + options.mountpoint;
+  if (options.fs.source.rfind(options.fs.mountpoint == "/" ? "/" : options.fs.mountpoint + "/", 0) == 0)
+    return "SOURCE " + options.fs.source + " is inside MOUNTPOINT " + options.fs.mountpoint;
   return {};
 }
 
-}  // namespace mibz2::fs
+}  // namespace mibz2::tools
