@@ -70,6 +70,9 @@ void forward_fuse_log(enum fuse_log_level level, const char* fmt, va_list ap) {
 // -o wait_index: every compressed file indexed before the mount appears, with progress shown.
 // Indexes that cannot be stored are lost with this catalog: the mount then builds them again.
 void index_everything(const MountOptions& o) {
+  // IndexAccess says what the user needs here (progress, damage, failures) on stderr; the engine's
+  // log would say it again, on stdout, before the logger is set up. The mount's logger comes later.
+  spdlog::set_level(spdlog::level::off);
   // Reached as the mount reaches them: beneath SOURCE, never through a symlink.
   mibz2::io::SourceRoot root;
   if (const int err = root.open(o.fs.source)) {
