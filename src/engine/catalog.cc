@@ -579,9 +579,11 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
       if (!std::exchange(warned_unsaved_, true))
         spdlog::warn("index not saved ({}); indexes are kept in memory only", origin.save_error);
     }
-    spdlog::info("{}: indexed: {} blocks, {} bytes decompressed{}", path, r.index.blocks.size(),
+    const size_t blocks = r.index.blocks.size();
+    const uint32_t damaged = r.index.damaged_blocks;
+    spdlog::info("{}: indexed: {} {}, {} bytes decompressed{}", path, blocks, blocks == 1 ? "block" : "blocks",
                  r.index.decompressed_size,
-                 r.index.damaged_blocks ? ", " + std::to_string(r.index.damaged_blocks) + " damaged blocks" : "");
+                 damaged ? ", " + std::to_string(damaged) + (damaged == 1 ? " damaged block" : " damaged blocks") : "");
     settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(r.index)), std::move(origin));
   }
   if (!build->stream) start_next_build();  // the queue's build: the queue goes on
