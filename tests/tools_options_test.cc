@@ -359,6 +359,7 @@ TEST(MountPaths, ProblemsWithSourceAndMountpoint) {
   EXPECT_EQ(problem(src, file), "MOUNTPOINT " + file + " is not a directory");
   EXPECT_EQ(problem(src, src), "SOURCE and MOUNTPOINT are the same directory");
   EXPECT_EQ(problem(src, src + "/inner"), "MOUNTPOINT " + src + "/inner is inside SOURCE " + src);
+  EXPECT_EQ(problem(src + "/inner", src), "SOURCE " + src + "/inner is inside MOUNTPOINT " + src);
   EXPECT_EQ(problem(src, "/proc"), "MOUNTPOINT /proc is already mounted");
 }
 
