@@ -30,6 +30,7 @@
 #include "engine/engine.h"
 #include "engine/reader.h"
 #include "io/paths.h"
+#include "tools/cli_common.h"
 #include "tools/index_access.h"
 #include "io/fd_io.h"
 
@@ -73,7 +74,12 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
     if (a == "--index-dir") index_dir = next();
-    else if (a == "--threads") threads = static_cast<unsigned>(std::atoi(next().c_str()));
+    else if (a == "--threads") {
+      const std::string n = next();
+      const auto t = mibz2::tools::parse_threads(n);
+      if (!t) return fail("--threads: " + mibz2::tools::not_a_thread_count(n));
+      threads = *t;
+    }
     else if (a == "--samples") samples = std::max(10, std::atoi(next().c_str()));
     else if (a == "--seconds") seconds = std::max(0.5, std::atof(next().c_str()));
     else if (path.empty()) path = a;

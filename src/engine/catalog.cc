@@ -71,9 +71,12 @@ struct Catalog::Build {
   std::unique_ptr<index::FdBytes> bytes;
   std::unique_ptr<index::BlockStream> stream;  // stream(): the consumer's blocks
   std::shared_ptr<index::IndexBuilder> builder;
-  std::mutex mu;            // guards the two below (then the builder's lock: see Catalog::mu_)
+  std::mutex mu;            // guards the three below (then the builder's lock: see Catalog::mu_)
   unsigned jobs = 0;        // jobs queued or running on the pool
   bool finishing = false;   // finish_build() was started (once)
+  // Why the catalog cancelled it, if it did: a stream's consumer stopped (kStopped), memory ran
+  // out (kEnvironment). A build that fails by itself fails on the content (kNotBzip2).
+  IndexFailure cancelled_as = IndexFailure::kNone;
 };
 
 Catalog::Catalog(Engine& engine, index::IndexStore& store, const SourceAccess* access)
@@ -136,6 +139,7 @@ void Catalog::settle_ready(const FileRef& file, std::shared_ptr<const index::Blo
     file->index_ = std::move(index);
     file->file_id_ = new_file_id();
     file->error_.clear();
+    file->failure_ = IndexFailure::kNone;
     file->origin_ = std::move(origin);
     file->builder_.reset();
     file->wanted_now_ = false;
@@ -144,13 +148,14 @@ void Catalog::settle_ready(const FileRef& file, std::shared_ptr<const index::Blo
   file->settled_.notify_all();
 }
 
-void Catalog::settle_failed(const FileRef& file, std::string error, IndexOrigin origin) {
+void Catalog::settle_failed(const FileRef& file, IndexFailure failure, std::string error, IndexOrigin origin) {
   struct stat st;
   const bool known = access_.stat(*file, &st) == 0;
   {
     std::lock_guard lk(file->mu_);
     file->state_ = IndexState::kFailed;
     file->error_ = std::move(error);
+    file->failure_ = failure;
     file->origin_ = std::move(origin);
     file->not_loaded_reason_.clear();
     file->failed_identity_ = known ? index::SourceIdentity::from_stat(st) : index::SourceIdentity{};
@@ -168,7 +173,7 @@ bool Catalog::load_stored(const FileRef& file) {
   std::string err;
   const int fd = open_source(*file, &id, &err);
   if (fd < 0) {
-    settle_failed(file, err);
+    settle_failed(file, IndexFailure::kEnvironment, err);
     return true;
   }
   close(fd);
@@ -290,6 +295,7 @@ IndexStatus Catalog::status(const FileRef& file) const {
     s.state = file->state_;
     s.index = file->index_;
     s.error = file->error_;
+    s.failure = file->failure_;
     s.origin = file->origin_;
     builder = file->builder_;
   }
@@ -380,7 +386,7 @@ void Catalog::queue_build(const FileRef& file, bool now) {
     std::unique_lock lk(mu_);
     if (stopping_) {
       lk.unlock();
-      settle_failed(file, "unmounting");
+      settle_failed(file, IndexFailure::kStopped, "unmounting");
       return;
     }
     // Newest request first: the back of waiting_ is built next.
@@ -426,7 +432,7 @@ std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::u
   build->fd = open_source(*file, &build->id, &err);
   if (build->fd < 0) {
     spdlog::error("{}: cannot index: {}", file->path(), err);
-    settle_failed(file, err);
+    settle_failed(file, IndexFailure::kEnvironment, err);
     return nullptr;
   }
   spdlog::info("{}: indexing ({} compressed bytes)", file->path(), build->id.size);
@@ -488,6 +494,10 @@ void Catalog::run_job(const std::shared_ptr<Build>& build, WorkerContext& ctx) {
     build->builder->step(ctx.decoder, ctx.compressed);
   } catch (const std::exception& e) {
     // Out of memory in a decode: the build cannot be trusted to be whole; it ends, failed.
+    {
+      std::lock_guard lk(build->mu);
+      build->cancelled_as = IndexFailure::kEnvironment;
+    }
     build->builder->cancel(std::string("cannot index: ") + e.what());
   }
   const Priority priority = job_priority(*build);
@@ -541,11 +551,16 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
     std::lock_guard lk(mu_);
     stopping = stopping_;
   }
+  IndexFailure cancelled_as;
+  {
+    std::lock_guard lk(build->mu);
+    cancelled_as = build->cancelled_as;
+  }
   if (r.ok && !stopping && source_changed(*build)) {
     // What was read is a mix of the file before and after: never stored, never served.
     spdlog::info("{}: the source changed while it was indexed; indexing it again when it is needed", path);
     if (build->stream) {
-      settle_failed(file, "the source changed while it was read");
+      settle_failed(file, IndexFailure::kEnvironment, "the source changed while it was read");
     } else {
       bool again;
       {
@@ -562,7 +577,10 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
     IndexOrigin origin;
     origin.built = true;
     origin.notes = std::move(r.notes);
-    settle_failed(file, stopping ? "unmounting" : r.error, std::move(origin));
+    const IndexFailure failure = stopping                                 ? IndexFailure::kStopped
+                                 : cancelled_as != IndexFailure::kNone ? cancelled_as
+                                                                       : IndexFailure::kNotBzip2;
+    settle_failed(file, failure, stopping ? "unmounting" : r.error, std::move(origin));
   } else {
     r.index.source = build->id;
     IndexOrigin origin;
@@ -579,9 +597,11 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
       if (!std::exchange(warned_unsaved_, true))
         spdlog::warn("index not saved ({}); indexes are kept in memory only", origin.save_error);
     }
-    spdlog::info("{}: indexed: {} blocks, {} bytes decompressed{}", path, r.index.blocks.size(),
+    const size_t blocks = r.index.blocks.size();
+    const uint32_t damaged = r.index.damaged_blocks;
+    spdlog::info("{}: indexed: {} {}, {} bytes decompressed{}", path, blocks, blocks == 1 ? "block" : "blocks",
                  r.index.decompressed_size,
-                 r.index.damaged_blocks ? ", " + std::to_string(r.index.damaged_blocks) + " damaged blocks" : "");
+                 damaged ? ", " + std::to_string(damaged) + (damaged == 1 ? " damaged block" : " damaged blocks") : "");
     settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(r.index)), std::move(origin));
   }
   if (!build->stream) start_next_build();  // the queue's build: the queue goes on
@@ -611,6 +631,10 @@ bool Catalog::stream(const FileRef& file, const std::function<bool(const index::
   while (stream->next(&block)) {
     if (!sink(block)) {
       stopped = true;
+      {
+        std::lock_guard lk(build->mu);
+        build->cancelled_as = IndexFailure::kStopped;
+      }
       build->builder->cancel();
       finish_if_done(build);
       break;
@@ -645,7 +669,7 @@ void Catalog::shutdown() {
     b->builder->cancel();
     finish_if_done(b);
   }
-  for (const auto& f : waiting) settle_failed(f, "unmounting");
+  for (const auto& f : waiting) settle_failed(f, IndexFailure::kStopped, "unmounting");
 }
 
 size_t Catalog::pending() const {

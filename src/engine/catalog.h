@@ -65,11 +65,23 @@ struct IndexOrigin {
   std::vector<std::string> notes; // damage and warnings found by the build, in file order
 };
 
+// Why a file has no index (kFailed), beside the words of IndexStatus::error: what the programs'
+// exit status tells apart (bzip2's 1 for an environmental problem, 2 for bad input) without
+// reading the message.
+enum class IndexFailure : uint8_t {
+  kNone,              // not failed
+  kEnvironment,       // the machine's problem, not the file's: the source cannot be opened, read
+                      // or mapped (missing, permission, I/O), or memory ran out
+  kNotBzip2,          // its content is not usable bzip2 (not bzip2, empty, ends in the header)
+  kStopped,           // the build was cancelled or the catalog shut down (unmounting)
+};
+
 // A snapshot of one file's index life; taking it never waits.
 struct IndexStatus {
   IndexState state = IndexState::kUnknown;
   std::shared_ptr<const index::BlockIndex> index;  // kReady
   std::string error;                                // kFailed
+  IndexFailure failure = IndexFailure::kNone;       // kFailed
   uint64_t build_done = 0;                          // kBuilding: compressed bytes resolved
   uint64_t build_total = 0;                         // kBuilding: compressed bytes in all
   IndexOrigin origin;
@@ -104,6 +116,7 @@ class CatalogFile {
   bool wanted_now_ = false;               // someone waits: build it first, at demand priority
   std::shared_ptr<const index::BlockIndex> index_;  // kReady
   std::string error_;                     // kFailed
+  IndexFailure failure_ = IndexFailure::kNone;  // kFailed
   index::SourceIdentity failed_identity_; // the source as it was when it failed
   uint64_t file_id_ = 0;                  // cache key of the indexed content (new id when it changes)
   IndexOrigin origin_;                    // of the current index, or of the failed attempt
@@ -186,7 +199,7 @@ class Catalog {
   // A Reader found a block that does not match the index with this cache key.
   void distrust(const FileRef& file, uint64_t file_id);
   void settle_ready(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin);
-  void settle_failed(const FileRef& file, std::string error, IndexOrigin origin = {});
+  void settle_failed(const FileRef& file, IndexFailure failure, std::string error, IndexOrigin origin = {});
   // The one way the catalog opens a source (through access_): read-only, with its identity (size,
   // mtime, inode, fingerprint). Returns the descriptor or -1 with *error.
   int open_source(const CatalogFile& file, index::SourceIdentity* id, std::string* error) const;

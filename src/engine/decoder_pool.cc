@@ -1,6 +1,7 @@
 #include "engine/decoder_pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -11,8 +12,16 @@
 
 namespace mibz2::engine {
 
+unsigned default_decoder_threads() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int n = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
+  const unsigned count = n > 0 ? static_cast<unsigned>(n) : std::thread::hardware_concurrency();
+  return std::clamp(count, 1u, kMaxDecoderThreads);
+}
+
 DecoderPool::DecoderPool(unsigned threads) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = default_decoder_threads();
   // Workers start with signals blocked, so SIGINT/SIGTERM always reach the thread that handles
   // them (the FUSE loop), never a worker in the middle of a decode.
   sigset_t all, old;

@@ -22,6 +22,12 @@ namespace mibz2::engine {
 
 enum class Priority : uint8_t { kDemand = 0, kReadAhead = 1, kBackground = 2 };
 
+// The one place where "no thread count given" becomes a number, for the pool, the engine and the
+// programs' help texts: the CPUs this process may run on (its affinity mask, as nproc(1) counts
+// them; taskset and container cpusets shrink it), at least 1 and at most kMaxDecoderThreads.
+inline constexpr unsigned kMaxDecoderThreads = 1024;
+unsigned default_decoder_threads();
+
 // What a job gets to work with: the worker's own decoder and scratch buffers.
 struct WorkerContext {
   bz2::BlockDecoder decoder;
@@ -33,7 +39,7 @@ class DecoderPool {
  public:
   using Job = std::function<void(WorkerContext&)>;
 
-  explicit DecoderPool(unsigned threads);  // 0 = all cores
+  explicit DecoderPool(unsigned threads);  // 0 = default_decoder_threads()
   ~DecoderPool();                          // finishes queued jobs, then joins
   DecoderPool(const DecoderPool&) = delete;
   DecoderPool& operator=(const DecoderPool&) = delete;

@@ -17,7 +17,7 @@ namespace mibz2::engine {
 class Reader;
 
 struct EngineOptions {
-  unsigned threads = 0;        // decoder threads; 0 = all cores
+  unsigned threads = 0;        // decoder threads; 0 = default_decoder_threads()
   uint64_t cache_bytes = 0;    // 0 = default_cache_bytes()
   bool readahead = true;       // queue blocks ahead of sequential readers
   uint64_t readahead_bytes = 0;  // per stream; 0 = a quarter of the cache, at most 256 MiB

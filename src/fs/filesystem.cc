@@ -67,7 +67,7 @@ struct Filesystem::DirHandle {
 
 namespace {
 
-engine::EngineOptions engine_options(const MountOptions& options) {
+engine::EngineOptions engine_options(const FilesystemOptions& options) {
   engine::EngineOptions eo;
   eo.threads = options.threads;
   eo.cache_bytes = options.cache_bytes;
@@ -86,7 +86,7 @@ struct stat open_root(io::SourceRoot& root, const std::string& path) {
 
 }  // namespace
 
-Filesystem::Filesystem(const MountOptions& options)
+Filesystem::Filesystem(const FilesystemOptions& options)
     : options_(options),
       root_stat_(open_root(root_, options.source)),
       access_(root_),

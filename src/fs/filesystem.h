@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -18,15 +19,23 @@
 #include "engine/catalog.h"
 #include "fs/inode_table.h"
 #include "fs/beneath_access.h"
-#include "fs/mount_options.h"
 #include "io/source_root.h"
 #include "index/index_store.h"
 
 namespace mibz2::fs {
 
+// What a mount serves and with what (mibz2fs's command line fills it: src/tools/mount_options.h).
+struct FilesystemOptions {
+  std::string source;        // absolute path of SOURCE
+  std::string mountpoint;    // absolute path of MOUNTPOINT (for the logs)
+  unsigned threads = 0;      // decoder threads; 0: engine::default_decoder_threads()
+  uint64_t cache_bytes = 0;  // decoded-block cache; 0: engine::default_cache_bytes()
+  std::string index_dir;     // empty: index::default_index_dir()
+};
+
 class Filesystem {
  public:
-  explicit Filesystem(const MountOptions& options);
+  explicit Filesystem(const FilesystemOptions& options);
   ~Filesystem();  // stops the tree walk, the catalog's builds and the pool
   Filesystem(const Filesystem&) = delete;
   Filesystem& operator=(const Filesystem&) = delete;
@@ -86,7 +95,7 @@ class Filesystem {
   void track(DirHandle* h, bool open);
   void watch_session();  // releases index waiters when the session ends
 
-  MountOptions options_;
+  FilesystemOptions options_;
   io::SourceRoot root_;        // SOURCE: everything under it is reached through this
   struct stat root_stat_;
   BeneathAccess access_;      // the catalog's way to sources: beneath root_, the node's file only

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 namespace mibz2::tools {
 namespace {
@@ -14,41 +16,107 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
 }  // namespace
 
-std::optional<uint64_t> parse_size(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || v < 0 || !std::isfinite(v)) return std::nullopt;
-  std::string suffix(end);
-  if (!suffix.empty() && (suffix.back() == 'B' || suffix.back() == 'b')) suffix.pop_back();
-  if (suffix.size() == 2 && (suffix[1] == 'i' || suffix[1] == 'I')) suffix.pop_back();
-  double mult = 1;
-  if (suffix.empty()) mult = 1;
-  else if (suffix == "K" || suffix == "k") mult = 1024.0;
-  else if (suffix == "M" || suffix == "m") mult = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "g") mult = 1024.0 * 1024 * 1024;
-  else if (suffix == "T" || suffix == "t") mult = 1024.0 * 1024 * 1024 * 1024;
-  else return std::nullopt;
-  const double bytes = v * mult;
-  if (bytes > 1.8e19) return std::nullopt;
-  if (suffix.empty() && bytes != std::floor(bytes)) return std::nullopt;
+std::optional<uint64_t> parse_size(std::string_view text) {
+  // Exact integer arithmetic (no floating point): 128 bits hold 2^64 << 40 and 10^19 << 40.
+  using Wide = unsigned __int128;
+  constexpr Wide kMax = std::numeric_limits<uint64_t>::max();
+  size_t i = 0;
+  Wide whole = 0;
+  for (; i < text.size() && is_digit(text[i]); ++i) {
+    whole = whole * 10 + static_cast<unsigned>(text[i] - '0');
+    if (whole > kMax) return std::nullopt;
+  }
+  if (i == 0) return std::nullopt;
+  Wide fraction = 0, scale = 1;  // the fraction is fraction / scale
+  bool has_fraction = false;
+  if (i < text.size() && text[i] == '.') {
+    const size_t first = ++i;
+    for (; i < text.size() && is_digit(text[i]); ++i) {
+      if (scale >= Wide{10'000'000'000'000'000'000u}) continue;  // digits past 10^-19 change nothing
+      fraction = fraction * 10 + static_cast<unsigned>(text[i] - '0');
+      scale *= 10;
+    }
+    if (i == first) return std::nullopt;
+    has_fraction = true;
+  }
+  unsigned shift = 0;
+  if (i < text.size()) {
+    switch (text[i]) {
+      case 'k': case 'K': shift = 10; break;
+      case 'm': case 'M': shift = 20; break;
+      case 'g': case 'G': shift = 30; break;
+      case 't': case 'T': shift = 40; break;
+      default: break;
+    }
+  }
+  if (shift) {
+    ++i;
+    if (i < text.size() && (text[i] == 'i' || text[i] == 'I')) ++i;
+  }
+  if (i < text.size() && (text[i] == 'B' || text[i] == 'b')) ++i;
+  if (i != text.size()) return std::nullopt;
+  if (has_fraction && shift == 0) return std::nullopt;
+  const Wide bytes = (whole << shift) + (fraction << shift) / scale;
+  if (bytes > kMax) return std::nullopt;
   return static_cast<uint64_t>(bytes);
 }
 
-std::optional<unsigned> parse_threads(const std::string& text) {
-  char* end = nullptr;
-  const long n = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end || n < 1 || n > 1024) return std::nullopt;
-  return static_cast<unsigned>(n);
+namespace {
+
+// "'TEXT'": appended piece by piece (`"'" + std::string(...)` trips a false -Wrestrict in g++ 12).
+std::string quoted(std::string_view text) {
+  std::string s = "'";
+  s.append(text);
+  s += '\'';
+  return s;
+}
+
+}  // namespace
+
+std::string not_a_size(std::string_view text) {
+  return quoted(text) + " is not a size (bytes, or a number with K, M, G or T: 4096, 64K, 1.5G)";
+}
+
+std::optional<unsigned> parse_threads(std::string_view text) {
+  if (text.empty() || text.size() > 4) return std::nullopt;
+  unsigned n = 0;
+  for (char c : text) {
+    if (!is_digit(c)) return std::nullopt;
+    n = n * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (n < 1 || n > 1024) return std::nullopt;
+  return n;
+}
+
+std::string not_a_thread_count(std::string_view text) {
+  return quoted(text) + " is not a thread count (1 to 1024)";
+}
+
+std::string check_cache_size(uint64_t bytes, uint64_t physical_memory, std::string* warning) {
+  warning->clear();
+  if (bytes < kMinCacheBytes) return human_bytes(bytes) + " is too small for a cache: the least is 1M";
+  if (physical_memory && bytes > physical_memory)
+    *warning = human_bytes(bytes) + " is more than this machine's memory (" + human_bytes(physical_memory) +
+               "): a cache that fills it makes the machine swap";
+  return {};
+}
+
+uint64_t physical_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
 }
 
 std::string human_bytes(uint64_t bytes) {
-  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double v = static_cast<double>(bytes);
   int u = 0;
-  while (v >= 1024 && u < 4) {
+  while (v >= 1024 && u < 6) {
     v /= 1024;
     ++u;
   }
@@ -56,6 +124,12 @@ std::string human_bytes(uint64_t bytes) {
   if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
   else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
   return buf;
+}
+
+std::string plural(uint64_t n, std::string_view noun) {
+  std::string s = std::to_string(n) + " " + std::string(noun);
+  if (n != 1) s += 's';
+  return s;
 }
 
 Progress::Progress(std::string label) : label_(std::move(label)), enabled_(isatty(STDERR_FILENO)), start_(now_seconds()) {}

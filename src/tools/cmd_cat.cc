@@ -1,23 +1,21 @@
 // mibz2 cat: the decompressed content of each FILE, in order, on standard output.
-#include <getopt.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
-#include <memory>
-#include <vector>
-#include <optional>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "bz2/stream_parser.h"
-#include "io/fd_io.h"
-#include "io/mapped_file.h"
+#include "engine/catalog.h"
 #include "engine/engine.h"
 #include "engine/reader.h"
-#include "engine/catalog.h"
+#include "io/fd_io.h"
+#include "io/mapped_file.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 #include "tools/index_access.h"
@@ -25,29 +23,30 @@
 namespace mibz2::tools {
 namespace {
 
-void cat_usage(FILE* out) {
-  std::fprintf(out,
-               "usage: mibz2 cat [-j N] [--offset BYTES] [--length BYTES] [--index-dir DIR] FILE.bz2...\n"
-               "Writes the decompressed content of each FILE to standard output, like bzip2 -dc.\n"
-               "It decodes on N threads: a file with a current block index through the engine with\n"
-               "read-ahead; one without in a single parallel pass that stores the index on the way.\n"
-               "With --offset or --length it decodes only the blocks the range covers (building the\n"
-               "index first if there is none). -j 1 on a whole file streams through it on one thread\n"
-               "and needs no index.\n"
-               "  -j, --threads N    decoder threads (default: all cores)\n"
-               "      --offset B     first decompressed byte to write (K, M, G suffixes allowed)\n"
-               "      --length B     how many bytes to write at most (default: to the end)\n"
-               "      --index-dir D  where index files live (default: $XDG_CACHE_HOME/mibz2fs)\n"
-               "  -h, --help         this help\n");
+// How one file went: its exit status, and whether cat goes on with the next file. As with
+// bzip2 -dc, a file of which nothing can be written (it cannot be opened, or is not bzip2 at all)
+// is skipped after its message; damage or truncation inside a file, or output that cannot be
+// written, stops cat there.
+struct Outcome {
+  int status;
+  bool go_on;
+};
+constexpr Outcome kWritten{kExitOk, true};
+Outcome skipped(int status) { return {status, true}; }
+Outcome stopped(int status) { return {status, false}; }
+
+Outcome write_failed(int err) {
+  std::fprintf(stderr, "mibz2 cat: writing output: %s\n", std::strerror(err));
+  return stopped(kExitEnvironment);
 }
 
 // One thread streaming through the whole file, like bzip2 -dc.
-int cat_one(const char* path, bz2::BlockDecoder& decoder) {
+Outcome cat_one(const char* path, bz2::BlockDecoder& decoder) {
   io::MappedFile file;
   std::string err;
   if (!file.open(path, &err)) {
-    std::fprintf(stderr, "mibz2: %s: %s\n", path, err.c_str());
-    return kExitUsage;
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, err.c_str());
+    return skipped(kExitEnvironment);
   }
   file.advise_sequential();
   int write_errno = 0;
@@ -56,37 +55,38 @@ int cat_one(const char* path, bz2::BlockDecoder& decoder) {
     write_errno = io::write_all(STDOUT_FILENO, data, size);
     return write_errno == 0;
   };
-  sink.warn = [&](const std::string& message) { std::fprintf(stderr, "mibz2: %s: %s\n", path, message.c_str()); };
+  sink.warn = [&](const std::string& message) { std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, message.c_str()); };
   const bz2::Error e = bz2::decode_sequential(file.bytes(), decoder, sink);
-  if (write_errno) {
-    std::fprintf(stderr, "mibz2: writing output: %s\n", std::strerror(write_errno));
-    return kExitUsage;
-  }
+  if (write_errno) return write_failed(write_errno);
   if (e) {
-    std::fprintf(stderr, "mibz2: %s: %s\n", path, bz2::to_string(e).c_str());
-    return kExitDataError;
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, bz2::to_string(e).c_str());
+    // Within the first stream header: not bzip2 (or empty), nothing of it was written.
+    return e.bit_offset < bz2::kStreamHeaderBits ? skipped(kExitDataError) : stopped(kExitDataError);
   }
-  return kExitOk;
+  return kWritten;
 }
 
 // The end of the output of a whole file or of a range that reaches the end: like bzip2 -dc, a file
 // cut short or a stream whose CRC does not match is an error even when every block was written.
-int check_tail(const char* path, const index::BlockIndex& idx) {
+Outcome check_tail(const char* path, const index::BlockIndex& idx) {
   if (idx.truncated_at_bit) {
-    std::fprintf(stderr, "mibz2: %s: file ends inside a stream at bit %llu (truncated)\n",
+    std::fprintf(stderr, "mibz2 cat: %s: file ends inside a stream at bit %llu (truncated)\n",
                  path, static_cast<unsigned long long>(idx.truncated_at_bit));
-    return kExitDataError;
+    return stopped(kExitDataError);
   }
   if (idx.flags & index::BlockIndex::kStreamCrcMismatch) {
-    std::fprintf(stderr, "mibz2: %s: stream CRC mismatch\n", path);
-    return kExitDataError;
+    std::fprintf(stderr, "mibz2 cat: %s: stream CRC mismatch\n", path);
+    return stopped(kExitDataError);
   }
-  return kExitOk;
+  return kWritten;
 }
+
+// A file that has no index and cannot get one: unreadable (1) or not bzip2 (2); nothing written.
+Outcome no_index(const engine::IndexStatus& got) { return skipped(exit_status_of(got)); }
 
 // A whole file with no current index: decoded in parallel in one pass, in order, storing the
 // index found on the way (so the next cat, range or mount of it starts at once).
-int cat_streaming(const char* path, IndexAccess& access, const engine::FileRef& file) {
+Outcome cat_streaming(const char* path, IndexAccess& access, const engine::FileRef& file) {
   int write_errno = 0;
   std::string damage;
   access.catalog().stream(file, [&](const index::BlockStream::Block& b) {
@@ -99,32 +99,30 @@ int cat_streaming(const char* path, IndexAccess& access, const engine::FileRef& 
     return write_errno == 0;
   });
   const engine::IndexStatus got = access.catalog().status(file);
-  const bool stopped = write_errno || !damage.empty();
-  if (!stopped)
-    for (const std::string& n : got.origin.notes) std::fprintf(stderr, "mibz2: %s: %s\n", path, n.c_str());
-  if (write_errno) {
-    std::fprintf(stderr, "mibz2: writing output: %s\n", std::strerror(write_errno));
-    return kExitUsage;
-  }
+  const bool stopped_early = write_errno || !damage.empty();
+  if (!stopped_early)
+    for (const std::string& n : got.origin.notes) std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, n.c_str());
+  if (write_errno) return write_failed(write_errno);
   if (!damage.empty()) {
-    std::fprintf(stderr, "mibz2: %s: %s (run 'mibz2 info %s' for all the damage)\n", path, damage.c_str(), path);
-    return kExitDataError;
+    std::fprintf(stderr, "mibz2 cat: %s: %s (run 'mibz2 info %s' for all the damage)\n", path, damage.c_str(), path);
+    return stopped(kExitDataError);
   }
   if (!got.ready()) {
-    std::fprintf(stderr, "mibz2: %s: %s\n", path, got.error.c_str());
-    return kExitDataError;
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, got.error.c_str());
+    return no_index(got);
   }
   return check_tail(path, *got.index);
 }
 
 // Through the engine: the index (built if missing), the decoder pool and read-ahead.
-int cat_engine(const char* path, IndexAccess& access, const engine::FileRef& file, uint64_t offset, uint64_t length) {
-  if (!access.obtain(file, path, false, false).ready()) return kExitDataError;
+Outcome cat_engine(const char* path, IndexAccess& access, const engine::FileRef& file, uint64_t offset,
+                   uint64_t length) {
+  if (const engine::IndexStatus got = access.obtain(file, path, false, false); !got.ready()) return no_index(got);
   std::string err;
   const std::shared_ptr<engine::Reader> reader = access.catalog().open(file, &err);
   if (!reader) {
-    std::fprintf(stderr, "mibz2: %s: %s\n", path, err.c_str());
-    return kExitUsage;
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, err.c_str());
+    return skipped(kExitEnvironment);
   }
   const uint64_t size = reader->size();
   const uint64_t begin = std::min(offset, size);
@@ -141,77 +139,43 @@ int cat_engine(const char* path, IndexAccess& access, const engine::FileRef& fil
       const size_t b = idx.block_at(offset);
       const std::string why = idx.blocks[b].damaged() ? index::describe_damage(idx.blocks[b])
                                                        : std::strerror(n < 0 ? static_cast<int>(-n) : EIO);
-      std::fprintf(stderr, "mibz2: %s: cannot read decompressed bytes at %llu: %s (%s)\n", path,
+      std::fprintf(stderr, "mibz2 cat: %s: cannot read decompressed bytes at %llu: %s (%s)\n", path,
                    static_cast<unsigned long long>(offset), why.c_str(), index::describe_block(idx, b).c_str());
-      return kExitDataError;
+      return stopped(kExitDataError);
     }
-    if (const int werr = io::write_all(STDOUT_FILENO, buf.data(), static_cast<size_t>(n))) {
-      std::fprintf(stderr, "mibz2: writing output: %s\n", std::strerror(werr));
-      return kExitUsage;
-    }
+    if (const int werr = io::write_all(STDOUT_FILENO, buf.data(), static_cast<size_t>(n))) return write_failed(werr);
     offset += static_cast<uint64_t>(n);
   }
-  return reaches_end ? check_tail(path, reader->index()) : kExitOk;
+  return reaches_end ? check_tail(path, reader->index()) : kWritten;
 }
 
 }  // namespace
 
-int cmd_cat(int argc, char** argv) {
-  static const option kOptions[] = {
-      {"threads", required_argument, nullptr, 'j'}, {"offset", required_argument, nullptr, 'O'},
-      {"length", required_argument, nullptr, 'L'},  {"index-dir", required_argument, nullptr, 'I'},
-      {"help", no_argument, nullptr, 'h'},          {nullptr, 0, nullptr, 0},
-  };
-  unsigned threads = 0;
-  std::optional<uint64_t> offset, length;
-  std::string index_dir;
-  int c;
-  while ((c = getopt_long(argc, argv, "j:h", kOptions, nullptr)) != -1) {
-    switch (c) {
-      case 'j':
-        if (auto n = parse_threads(optarg)) threads = *n;
-        else return usage_error("cat", "-j needs a thread count from 1 to 1024");
-        break;
-      case 'O':
-        offset = parse_size(optarg);
-        if (!offset) return usage_error("cat", "--offset needs a byte count such as 4096, 64K or 1.5G");
-        break;
-      case 'L':
-        length = parse_size(optarg);
-        if (!length) return usage_error("cat", "--length needs a byte count such as 4096, 64K or 1.5G");
-        break;
-      case 'I': index_dir = optarg; break;
-      case 'h': cat_usage(stdout); return kExitOk;
-      default: cat_usage(stderr); return kExitUsage;
-    }
-  }
-  if (optind >= argc) {
-    cat_usage(stderr);
-    return kExitUsage;
-  }
+int cmd_cat(const CatOptions& o) {
   // A whole file: with -j 1, one thread streaming through it as bzip2 -dc does (no index);
   // otherwise through the engine if its index is current, else one parallel pass that also
   // stores the index. A range always goes through the engine (index built first if missing).
-  const bool whole = !offset && !length;
-  const bool streaming = threads == 1 && whole;
+  const bool whole = !o.offset && !o.length;
+  const bool streaming = o.threads == 1 && whole;
   bz2::BlockDecoder decoder;
   std::unique_ptr<IndexAccess> access;
   // One pass over the data needs the cache only to hold what is decoded ahead of the writer.
   if (!streaming)
-    access = std::make_unique<IndexAccess>("mibz2", threads, index_dir,
+    access = std::make_unique<IndexAccess>("mibz2 cat", o.threads, o.index_dir,
                                            std::min<uint64_t>(engine::default_cache_bytes(), uint64_t{256} << 20));
   int status = kExitOk;
-  for (int i = optind; i < argc; ++i) {
-    int s;
+  for (const std::string& name : o.files) {
+    const char* path = name.c_str();
+    Outcome r;
     if (streaming) {
-      s = cat_one(argv[i], decoder);
+      r = cat_one(path, decoder);
     } else {
-      const engine::FileRef file = access->file(argv[i]);
-      if (whole && !access->catalog().load_if_current(file)) s = cat_streaming(argv[i], *access, file);
-      else s = cat_engine(argv[i], *access, file, offset.value_or(0), length.value_or(UINT64_MAX));
+      const engine::FileRef file = access->file(name);
+      if (whole && !access->catalog().load_if_current(file)) r = cat_streaming(path, *access, file);
+      else r = cat_engine(path, *access, file, o.offset.value_or(0), o.length.value_or(UINT64_MAX));
     }
-    if (s != kExitOk) status = s;
-    if (s == kExitDataError || s == kExitUsage) break;  // like bzip2 -dc: stop at the first bad file
+    status = std::max(status, r.status);
+    if (!r.go_on) break;
   }
   return status;
 }

@@ -1,6 +1,5 @@
 // mibz2 info: what the index says about each FILE: streams, blocks, sizes, damage, index location.
-#include <getopt.h>
-
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -10,17 +9,6 @@
 
 namespace mibz2::tools {
 namespace {
-
-void info_usage(FILE* out) {
-  std::fprintf(out,
-               "usage: mibz2 info [--json] [-j N] [--index-dir DIR] FILE.bz2...\n"
-               "Prints streams, blocks, compressed and decompressed sizes, damage, and where the\n"
-               "index is and whether it is current (building it first if there is none).\n"
-               "      --json         one JSON object per file\n"
-               "  -j, --threads N    decoder threads if the index must be built (default: all cores)\n"
-               "      --index-dir D  where index files live (default: $XDG_CACHE_HOME/mibz2fs)\n"
-               "  -h, --help         this help\n");
-}
 
 std::string json_string(const std::string& s) {
   std::string out = "\"";
@@ -104,42 +92,17 @@ void print_json(const std::string& path, const engine::IndexStatus& got) {
 
 }  // namespace
 
-int cmd_info(int argc, char** argv) {
-  static const option kOptions[] = {
-      {"json", no_argument, nullptr, 'J'},           {"threads", required_argument, nullptr, 'j'},
-      {"index-dir", required_argument, nullptr, 'I'}, {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0},
-  };
-  bool json = false;
-  unsigned threads = 0;
-  std::string index_dir;
-  int c;
-  while ((c = getopt_long(argc, argv, "j:h", kOptions, nullptr)) != -1) {
-    switch (c) {
-      case 'J': json = true; break;
-      case 'j':
-        if (auto n = parse_threads(optarg)) threads = *n;
-        else return usage_error("info", "-j needs a thread count from 1 to 1024");
-        break;
-      case 'I': index_dir = optarg; break;
-      case 'h': info_usage(stdout); return kExitOk;
-      default: info_usage(stderr); return kExitUsage;
-    }
-  }
-  if (optind >= argc) {
-    info_usage(stderr);
-    return kExitUsage;
-  }
-  IndexAccess access("mibz2", threads, index_dir);
+int cmd_info(const InfoOptions& o) {
+  IndexAccess access("mibz2 info", o.threads, o.index_dir);
   int status = kExitOk;
-  for (int i = optind; i < argc; ++i) {
-    const engine::IndexStatus got = access.obtain(access.file(argv[i]), argv[i], false, true);
+  for (const std::string& path : o.files) {
+    const engine::IndexStatus got = access.obtain(access.file(path), path, false, true);
     if (!got.ready()) {
-      status = kExitDataError;
+      status = std::max(status, exit_status_of(got));
       continue;
     }
-    if (json) print_json(argv[i], got);
-    else print_text(argv[i], got);
+    if (o.json) print_json(path, got);
+    else print_text(path, got);
   }
   return status;
 }

@@ -1,19 +1,51 @@
-// The subcommands of the mibz2 program. Each parses its own options and returns the exit status:
-// 0 success, 1 usage or I/O error, 2 damaged or truncated input (bzip2's convention).
+// The subcommands of the mibz2 program. mibz2_main.cc parses the command line (CLI11) into these
+// options; each command returns the exit status, bzip2's:
+//   0  success;
+//   1  an environmental problem: a file that cannot be opened or read, output or an index that
+//      cannot be written, bad usage;
+//   2  corrupt or truncated input, or input that is not bzip2.
+// Several files: each is tried, and the status is the worst of them (cat stops at damage).
 #pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/catalog.h"
 
 namespace mibz2::tools {
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitUsage = 1;
+inline constexpr int kExitEnvironment = 1;
 inline constexpr int kExitDataError = 2;
 
-int cmd_cat(int argc, char** argv);
-int cmd_index(int argc, char** argv);
-int cmd_info(int argc, char** argv);
-int cmd_verify(int argc, char** argv);
+// The exit status for a file whose index could not be had (status.ready() is false): 1 for an
+// environmental problem (its source cannot be read, memory ran out), 2 when its content is not
+// usable bzip2.
+int exit_status_of(const engine::IndexStatus& status);
 
-// Prints "mibz2 COMMAND: MESSAGE" and returns kExitUsage.
-int usage_error(const char* command, const char* message);
+// Options every command takes.
+struct FileOptions {
+  unsigned threads = 0;           // -j: 0 = engine::default_decoder_threads()
+  std::string index_dir;          // --index-dir, absolute; empty: index::default_index_dir()
+  std::vector<std::string> files;
+};
+
+struct CatOptions : FileOptions {
+  std::optional<uint64_t> offset;  // --offset
+  std::optional<uint64_t> length;  // --length
+};
+struct IndexOptions : FileOptions {
+  bool force = false;  // --force: rebuild even when the stored index is current
+};
+struct InfoOptions : FileOptions {
+  bool json = false;  // --json: one JSON object per file
+};
+
+int cmd_cat(const CatOptions& options);
+int cmd_index(const IndexOptions& options);
+int cmd_info(const InfoOptions& options);
+int cmd_verify(const FileOptions& options);
 
 }  // namespace mibz2::tools

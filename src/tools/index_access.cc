@@ -20,8 +20,9 @@ engine::EngineOptions engine_options(unsigned threads, uint64_t cache_bytes) {
 }  // namespace
 
 IndexAccess::IndexAccess(std::string program, unsigned threads, const std::string& index_dir, uint64_t cache_bytes,
-                         const engine::SourceAccess* access)
+                         const engine::SourceAccess* access, bool warn_unsaved)
     : program_(std::move(program)),
+      warn_unsaved_(warn_unsaved),
       store_(index_dir),
       engine_(std::make_unique<engine::Engine>(engine_options(threads, cache_bytes))),
       catalog_(std::make_unique<engine::Catalog>(*engine_, store_, access)) {}
@@ -52,7 +53,7 @@ engine::IndexStatus IndexAccess::obtain(const engine::FileRef& file, const std::
     for (const std::string& n : s.origin.notes) std::fprintf(stderr, "%s: %s: %s\n", p, shown.c_str(), n.c_str());
   if (!s.ready()) {
     std::fprintf(stderr, "%s: %s: %s\n", p, shown.c_str(), s.error.c_str());
-  } else if (s.origin.built && !s.origin.saved && !warned_unsaved_) {
+  } else if (warn_unsaved_ && s.origin.built && !s.origin.saved && !warned_unsaved_) {
     warned_unsaved_ = true;
     std::fprintf(stderr, "%s: index not saved (%s); keeping it in memory only\n", p, s.origin.save_error.c_str());
   }

@@ -15,11 +15,12 @@ namespace mibz2::tools {
 
 class IndexAccess {
  public:
-  // `program` prefixes messages ("mibz2", "mibz2fs"); `threads` 0 means all cores; `cache_bytes`
-  // 0 means the engine's default; `access`, if given, is how sources are reached (else the paths
-  // are opened as given) and must outlive this.
+  // `program` prefixes messages ("mibz2 cat", "mibz2fs"); `threads` 0 and `cache_bytes` 0 mean the
+  // engine's defaults; `access`, if given, is how sources are reached (else the paths are opened as
+  // given) and must outlive this. `warn_unsaved`: say once that an index could not be stored (a
+  // command whose job is storing them says it for each file itself).
   IndexAccess(std::string program, unsigned threads, const std::string& index_dir, uint64_t cache_bytes = 0,
-              const engine::SourceAccess* access = nullptr);
+              const engine::SourceAccess* access = nullptr, bool warn_unsaved = true);
   ~IndexAccess();
 
   engine::Engine& engine() { return *engine_; }
@@ -30,11 +31,12 @@ class IndexAccess {
   // Loads or builds the file's index (`rebuild`: builds it even if one is current), with a
   // progress bar on a terminal while building, and messages for a stored index that was not used,
   // for the build's notes (unless `quiet_notes`), for an index directory that cannot be written
-  // (once) and for a failure. `shown` names the file in them.
+  // (once, if so constructed) and for a failure. `shown` names the file in them.
   engine::IndexStatus obtain(const engine::FileRef& file, const std::string& shown, bool rebuild, bool quiet_notes);
 
  private:
   const std::string program_;
+  const bool warn_unsaved_;
   index::IndexStore store_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<engine::Catalog> catalog_;

@@ -1,62 +1,161 @@
-// mibz2: work with bzip2 files the way mibz2fs does, without mounting anything.
+// mibz2: work with bzip2 files the way mibz2fs does, without mounting anything. Its command line
+// is CLI11's: one parser for every subcommand, so that each option is declared once, and help and
+// errors read the same in every subcommand. Sizes and thread counts follow the rules of
+// cli_common.h, the same as mibz2fs's.
 #include <cstdio>
-#include <cstring>
+#include <string>
 #include <string_view>
 
+#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "engine/decoder_pool.h"
+#include "io/paths.h"
+#include "tools/cli_common.h"
 #include "tools/commands.h"
 #include "version.h"
 
 namespace {
 
-void usage(FILE* out) {
-  std::fprintf(out,
-               "usage: mibz2 COMMAND [OPTIONS] FILE.bz2...\n"
-               "\n"
-               "commands:\n"
-               "  cat     write the decompressed content (or a range of it) to standard output\n"
-               "  index   build and store the block index of files\n"
-               "  info    show streams, blocks, sizes, damage and the index of files\n"
-               "  verify  decode everything and check every CRC; exit 2 on damage\n"
-               "\n"
-               "Run 'mibz2 COMMAND --help' for the options of a command.\n"
-               "  -h, --help     this help\n"
-               "  -V, --version  print the version\n");
+using namespace mibz2::tools;
+
+// The shared rules as CLI11 validators. A size is a transform: it hands on its byte count.
+CLI::Validator thread_count() {
+  return CLI::Validator(
+      [](std::string& text) { return parse_threads(text) ? std::string() : not_a_thread_count(text); }, "", "THREADS");
 }
+
+CLI::Validator size() {
+  return CLI::Validator(
+      [](std::string& text) {
+        const auto bytes = parse_size(text);
+        if (!bytes) return not_a_size(text);
+        text = std::to_string(*bytes);
+        return std::string();
+      },
+      "", "SIZE");
+}
+
+// -j, --index-dir and the files: every command has them.
+void add_file_options(CLI::App* command, FileOptions* o) {
+  const std::string threads_help = "decoder threads, 1 to 1024 (default: its CPUs, " +
+                                   std::to_string(mibz2::engine::default_decoder_threads()) + " here)";
+  command->add_option("-j,--threads", o->threads, threads_help)->type_name("N")->check(thread_count());
+  command->add_option("--index-dir", o->index_dir, "where index files live (default: $XDG_CACHE_HOME/mibz2fs)")
+      ->type_name("DIR");
+  command->add_option("FILE", o->files, "the bzip2 files, one or more")->type_name("")->required();
+}
+
+constexpr const char* kSizeRule =
+    "SIZE is a number of bytes, or a number with K, M, G or T (powers of 1024; KiB and KB mean\n"
+    "the same) such as 64K or 1.5G; a fraction needs a unit and is rounded down to whole bytes.";
 
 }  // namespace
 
 namespace mibz2::tools {
-int usage_error(const char* command, const char* message) {
-  std::fprintf(stderr, "mibz2 %s: %s (try 'mibz2 %s --help')\n", command, message, command);
-  return kExitUsage;
+
+int exit_status_of(const engine::IndexStatus& status) {
+  return status.failure == engine::IndexFailure::kEnvironment ? kExitEnvironment : kExitDataError;
 }
+
 }  // namespace mibz2::tools
 
 int main(int argc, char** argv) {
-  using namespace mibz2::tools;
   // The commands report to the user themselves (stderr, in their own words); the engine's log is
   // for the daemon.
   spdlog::set_level(spdlog::level::off);
+
+  CLI::App app("Decompresses, indexes, inspects and verifies bzip2 files the way mibz2fs reads them.", "mibz2");
+  app.set_help_flag("-h,--help", "this help");
+  app.set_version_flag("-V,--version", std::string("mibz2 ") + MIBZ2FS_VERSION, "print the version");
+  app.require_subcommand(1);
+  app.footer(
+      "Run 'mibz2 COMMAND --help' for the options of a command.\n"
+      "Exit status: 0 fine; 1 a file that cannot be opened, read or written, or bad usage;\n"
+      "2 damaged, truncated or non-bzip2 input.");
+  app.get_formatter()->column_width(24);
+  app.get_formatter()->label("REQUIRED", "");
+
+  CatOptions cat;
+  CLI::App* cat_cmd = app.add_subcommand(
+      "cat", "write the decompressed content (or a range of it), like bzip2 -dc");
+  add_file_options(cat_cmd, &cat);
+  uint64_t offset = 0, length = 0;
+  CLI::Option* offset_opt = cat_cmd->add_option("--offset", offset, "first decompressed byte to write (default: 0)")
+                                ->type_name("SIZE")
+                                ->transform(size());
+  CLI::Option* length_opt =
+      cat_cmd->add_option("--length", length, "how many bytes to write at most (default: to the end)")
+          ->type_name("SIZE")
+          ->transform(size());
+  cat_cmd->footer(
+      std::string("Writes each FILE decompressed to standard output. A file with a current block index is\n"
+                  "read through the engine with read-ahead; one without is decoded in a single parallel\n"
+                  "pass that stores the index on the way. --offset and --length decode only the blocks the\n"
+                  "range covers (the index is built first if there is none). -j 1 on a whole file streams\n"
+                  "through it on one thread and needs no index.\n\n") +
+      kSizeRule);
+
+  IndexOptions index;
+  CLI::App* index_cmd = app.add_subcommand("index", "build and store the block index of files");
+  add_file_options(index_cmd, &index);
+  index_cmd->add_flag("-f,--force", index.force, "rebuild even when the stored index is current");
+  index_cmd->footer(
+      "Builds the block index of each FILE (a full parallel decode) and stores it, so that mibz2fs\n"
+      "and mibz2 cat --offset start at once. An index that cannot be stored is an error (status 1).");
+
+  InfoOptions info;
+  CLI::App* info_cmd = app.add_subcommand("info", "show streams, blocks, sizes, damage and the index of files");
+  add_file_options(info_cmd, &info);
+  info_cmd->add_flag("--json", info.json, "one JSON object per file");
+  info_cmd->footer(
+      "Prints the streams, blocks, compressed and decompressed sizes, damage, and where the index\n"
+      "is and whether it is current (building it first, on -j threads, if there is none).");
+
+  FileOptions verify;
+  CLI::App* verify_cmd =
+      app.add_subcommand("verify", "decode everything and check every CRC; exit 2 on damage");
+  add_file_options(verify_cmd, &verify);
+  verify_cmd->footer(
+      "Decodes every block, checks every block and stream CRC, lists damaged blocks and refreshes\n"
+      "the stored index. Exit status 0 if all is intact, 2 if not.");
+
   if (argc < 2) {
-    usage(stderr);
-    return kExitUsage;
+    std::fputs(app.help().c_str(), stderr);
+    return kExitEnvironment;
   }
-  const std::string_view cmd = argv[1];
-  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
-    usage(stdout);
+  if (std::string_view(argv[1]) == "help") {
+    std::fputs(app.help().c_str(), stdout);
     return kExitOk;
   }
-  if (cmd == "-V" || cmd == "--version") {
-    std::printf("mibz2 %s\n", MIBZ2FS_VERSION);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);  // the help of the command given, if any
     return kExitOk;
+  } catch (const CLI::CallForVersion& e) {
+    std::printf("%s\n", e.what());
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    const auto given = app.get_subcommands();
+    if (given.empty() && argv[1][0] != '-') {
+      std::fprintf(stderr, "mibz2: unknown command '%s' (try 'mibz2 --help')\n", argv[1]);
+    } else {
+      const std::string who = given.empty() ? "mibz2" : "mibz2 " + given.front()->get_name();
+      std::string what = e.what();  // CLI11's words, in the case of ours ("The following ..." -> "the")
+      if (what.size() > 1 && what[0] >= 'A' && what[0] <= 'Z' && what[1] >= 'a' && what[1] <= 'z') what[0] += 'a' - 'A';
+      std::fprintf(stderr, "%s: %s (try '%s --help')\n", who.c_str(), what.c_str(), who.c_str());
+    }
+    return kExitEnvironment;
   }
-  // Each command sees argv[0] = the command name, as getopt expects.
-  if (cmd == "cat") return cmd_cat(argc - 1, argv + 1);
-  if (cmd == "index") return cmd_index(argc - 1, argv + 1);
-  if (cmd == "info") return cmd_info(argc - 1, argv + 1);
-  if (cmd == "verify") return cmd_verify(argc - 1, argv + 1);
-  std::fprintf(stderr, "mibz2: unknown command '%s' (try 'mibz2 --help')\n", argv[1]);
-  return kExitUsage;
+
+  for (FileOptions* o : {static_cast<FileOptions*>(&cat), static_cast<FileOptions*>(&index),
+                         static_cast<FileOptions*>(&info), &verify})
+    if (!o->index_dir.empty()) o->index_dir = mibz2::io::absolute_path(o->index_dir);
+  if (offset_opt->count()) cat.offset = offset;
+  if (length_opt->count()) cat.length = length;
+  if (cat_cmd->parsed()) return cmd_cat(cat);
+  if (index_cmd->parsed()) return cmd_index(index);
+  if (info_cmd->parsed()) return cmd_info(info);
+  return cmd_verify(verify);
 }

@@ -1,9 +1,14 @@
 // mibz2fs: mount a directory with every bzip2 file in it shown decompressed, read-only.
+#include <fuse_log.h>
 #include <fuse_lowlevel.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <utility>
 #include <memory>
 #include <vector>
 
@@ -12,15 +17,15 @@
 #include <spdlog/spdlog.h>
 
 #include "fs/filesystem.h"
-#include "fs/mount_options.h"
 #include "fs/beneath_access.h"
 #include "fs/source_tree.h"
 #include "io/source_root.h"
 #include "tools/index_access.h"
+#include "tools/mount_options.h"
 
 namespace {
 
-using mibz2::fs::MountOptions;
+using mibz2::tools::MountOptions;
 
 void setup_logging(const MountOptions& o, bool daemonized) {
   std::shared_ptr<spdlog::logger> logger;
@@ -34,13 +39,44 @@ void setup_logging(const MountOptions& o, bool daemonized) {
   spdlog::set_default_logger(logger);
 }
 
+// libfuse's own messages (an unknown option, a failed mount, a request at -d) in our words:
+// "mibz2fs: ..." on stderr until the logger is set up, then through it (syslog when daemonized).
+// libfuse may write one line in several calls, so each thread gathers a whole line first.
+std::atomic<bool> g_logger_ready{false};
+
+void forward_fuse_log(enum fuse_log_level level, const char* fmt, va_list ap) {
+  thread_local std::string line;
+  char buf[1024];
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  line += buf;
+  if (line.empty() || line.back() != '\n') return;
+  const std::string message = mibz2::tools::fuse_message_in_our_words(std::exchange(line, std::string()));
+  if (!g_logger_ready.load()) {
+    std::fprintf(stderr, "mibz2fs: %s\n", message.c_str());
+    return;
+  }
+  switch (level) {
+    case FUSE_LOG_EMERG:
+    case FUSE_LOG_ALERT:
+    case FUSE_LOG_CRIT: spdlog::critical("{}", message); break;
+    case FUSE_LOG_ERR: spdlog::error("{}", message); break;
+    case FUSE_LOG_WARNING: spdlog::warn("{}", message); break;
+    case FUSE_LOG_NOTICE:
+    case FUSE_LOG_INFO: spdlog::info("{}", message); break;
+    case FUSE_LOG_DEBUG: spdlog::debug("{}", message); break;
+  }
+}
+
 // -o wait_index: every compressed file indexed before the mount appears, with progress shown.
 // Indexes that cannot be stored are lost with this catalog: the mount then builds them again.
 void index_everything(const MountOptions& o) {
+  // IndexAccess says what the user needs here (progress, damage, failures) on stderr; the engine's
+  // log would say it again, on stdout, before the logger is set up. The mount's logger comes later.
+  spdlog::set_level(spdlog::level::off);
   // Reached as the mount reaches them: beneath SOURCE, never through a symlink.
   mibz2::io::SourceRoot root;
-  if (const int err = root.open(o.source)) {
-    std::fprintf(stderr, "mibz2fs: %s: %s\n", o.source.c_str(), std::strerror(err));
+  if (const int err = root.open(o.fs.source)) {
+    std::fprintf(stderr, "mibz2fs: %s: %s\n", o.fs.source.c_str(), std::strerror(err));
     return;
   }
   struct Found {
@@ -52,7 +88,7 @@ void index_everything(const MountOptions& o) {
     files.push_back({rel, e});
   });
   const mibz2::fs::BeneathAccess access(root);
-  mibz2::tools::IndexAccess indexes("mibz2fs", o.threads, o.index_dir, 0, &access);
+  mibz2::tools::IndexAccess indexes("mibz2fs", o.fs.threads, o.fs.index_dir, 0, &access);
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string path = root.absolute(files[i].rel);
     const auto file = indexes.catalog().add(path, files[i].entry.device, files[i].entry.inode);
@@ -65,33 +101,46 @@ void index_everything(const MountOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  using mibz2::tools::MountCommandLine;
   MountOptions options;
   fuse_args args;
-  switch (mibz2::fs::parse_mount_options(argc, argv, &options, &args)) {
-    case mibz2::fs::ParseOutcome::kExitOk: fuse_opt_free_args(&args); return 0;
-    case mibz2::fs::ParseOutcome::kExitError: fuse_opt_free_args(&args); return 1;
-    case mibz2::fs::ParseOutcome::kMount: break;
+  const MountCommandLine command_line = mibz2::tools::parse_mount_options(argc, argv, &options, &args);
+  struct FreeArgs {
+    fuse_args& a;
+    ~FreeArgs() { fuse_opt_free_args(&a); }  // idempotent: fuse_session_new's copy is its own
+  } free_args{args};
+  switch (command_line.outcome) {
+    case MountCommandLine::Outcome::kHelp: std::fputs(mibz2::tools::mount_help().c_str(), stdout); return 0;
+    case MountCommandLine::Outcome::kVersion:
+      std::fputs(mibz2::tools::mount_version().c_str(), stdout);
+      std::fflush(stdout);  // fuse_lowlevel_version() runs fusermount3, which writes on its own
+      fuse_lowlevel_version();
+      return 0;
+    case MountCommandLine::Outcome::kError: std::fprintf(stderr, "mibz2fs: %s\n", command_line.error.c_str()); return 1;
+    case MountCommandLine::Outcome::kMount: break;
   }
-  if (const std::string problem = mibz2::fs::check_mount_paths(options); !problem.empty()) {
+  for (const std::string& w : command_line.warnings) std::fprintf(stderr, "mibz2fs: %s\n", w.c_str());
+  if (const std::string problem = mibz2::tools::check_mount_paths(options); !problem.empty()) {
     std::fprintf(stderr, "mibz2fs: %s\n", problem.c_str());
-    fuse_opt_free_args(&args);
     return 1;
   }
-  if (options.wait_index) index_everything(options);
+  fuse_set_log_func(forward_fuse_log);
 
+  // The session is made (and the FUSE options it does not know rejected) before any indexing.
   // The Filesystem (and its threads) is made after daemonizing: fork keeps only the calling thread.
   std::unique_ptr<mibz2::fs::Filesystem> fs;
   mibz2::fs::Filesystem* fs_ptr = nullptr;
   fuse_session* se = fuse_session_new(&args, &mibz2::fs::Filesystem::operations(),
                                       sizeof(fuse_lowlevel_ops), &fs_ptr);
-  fuse_opt_free_args(&args);
-  if (!se) return 1;  // libfuse printed why (e.g. an unknown option)
+  if (!se) return 1;  // forward_fuse_log said why (e.g. an unknown option)
+  if (options.wait_index) index_everything(options);
   int status = 1;
   if (fuse_set_signal_handlers(se) == 0) {
-    if (fuse_session_mount(se, options.mountpoint.c_str()) == 0) {
+    if (fuse_session_mount(se, options.fs.mountpoint.c_str()) == 0) {
       if (fuse_daemonize(options.foreground ? 1 : 0) == 0) {
         setup_logging(options, !options.foreground);
-        fs = std::make_unique<mibz2::fs::Filesystem>(options);
+        g_logger_ready = true;
+        fs = std::make_unique<mibz2::fs::Filesystem>(options.fs);
         fs_ptr = fs.get();
         fs->set_session(se);
         fs->start_tree_walk();
@@ -101,7 +150,8 @@ int main(int argc, char** argv) {
         } else {
           fuse_loop_config* cfg = fuse_loop_cfg_create();
           fuse_loop_cfg_set_max_threads(cfg, options.max_fuse_threads);
-          fuse_loop_cfg_set_idle_threads(cfg, 10);
+          fuse_loop_cfg_set_idle_threads(cfg, options.max_idle_fuse_threads);
+          fuse_loop_cfg_set_clone_fd(cfg, options.clone_fd ? 1 : 0);
           rc = fuse_session_loop_mt(se, cfg);
           fuse_loop_cfg_destroy(cfg);
         }

@@ -27,6 +27,7 @@
 #include <string_view>
 
 #include "model.h"
+#include "tools/cli_common.h"
 #include "sink.h"
 #include "wikidata.h"
 #include "wikipedia.h"
@@ -35,36 +36,14 @@ namespace {
 
 using namespace mibz2::corpus;
 
-// SIZE as scripts/make-corpus writes it (digits, then K, M or G: powers of 1024), up to 2^50 bytes
-// so that the product cannot overflow.
-bool parse_size(const char* text, uint64_t* out) {
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(text, &end, 10);
-  if (end == text || errno || *text == '-') return false;
-  uint64_t mult = 1;
-  std::string_view rest(end);
-  if (rest == "" || rest == "B") {
-    mult = 1;
-  } else if (rest == "K" || rest == "k" || rest == "KiB") {
-    mult = uint64_t{1} << 10;
-  } else if (rest == "M" || rest == "MiB") {
-    mult = uint64_t{1} << 20;
-  } else if (rest == "G" || rest == "GiB") {
-    mult = uint64_t{1} << 30;
-  } else {
-    return false;
-  }
-  if (v > (uint64_t{1} << 50) / mult) return false;
-  *out = v * mult;
-  return true;
-}
+// The largest SIZE: far above any corpus, and low enough that no size arithmetic can overflow.
+constexpr uint64_t kMaxSize = uint64_t{1} << 50;
 
 void usage(FILE* f) {
   std::fprintf(f,
                "usage: mibz2-corpus-gen --kind wikidata|wikipedia --size SIZE [--seed N] [--out FILE]\n"
                "Writes a deterministic Wikidata-like JSON dump or Wikipedia-like XML export of exactly SIZE\n"
-               "bytes (suffixes K, M, G are powers of 1024) to FILE or standard output.\n"
+               "bytes (a number of bytes, or with K, M, G or T: powers of 1024) to FILE or standard output.\n"
                "  -k, --kind KIND  wikidata (default) or wikipedia\n"
                "  -s, --size SIZE  output size in bytes, e.g. 200M\n"
                "  -S, --seed N     seed (default 1); same kind, seed and size give the same bytes\n"
@@ -93,8 +72,10 @@ int parse_options(int argc, char** argv, Options* o) {
     switch (c) {
       case 'k': o->kind = optarg; break;
       case 's':
-        if (!parse_size(optarg, &o->size)) {
-          std::fprintf(stderr, "mibz2-corpus-gen: bad size '%s' (bytes, or a number with K, M or G)\n", optarg);
+        if (const auto size = mibz2::tools::parse_size(optarg); size && *size <= kMaxSize) {
+          o->size = *size;
+        } else {
+          std::fprintf(stderr, "mibz2-corpus-gen: --size: %s\n", mibz2::tools::not_a_size(optarg).c_str());
           return 1;
         }
         have_size = true;

@@ -1,0 +1,319 @@
+// The programs as a user runs them, without mounting: mibz2's exit statuses (bzip2's: 0 fine,
+// 1 environmental, 2 bad input), its messages (each names its subcommand), plural forms, help and
+// usage errors; mibz2fs's errors in its own words before anything is mounted.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+
+#ifndef MIBZ2_BINARY
+#error "MIBZ2_BINARY must name the mibz2 program"
+#endif
+#ifndef MIBZ2FS_BINARY
+#error "MIBZ2FS_BINARY must name the mibz2fs program"
+#endif
+
+namespace mibz2::test {
+namespace {
+
+struct Ran {
+  int status;
+  Bytes out;
+  std::string err;
+  std::string out_text() const { return std::string(out.begin(), out.end()); }
+  std::vector<std::string> err_lines() const {
+    std::vector<std::string> lines;
+    for (size_t start = 0, end; start < err.size(); start = end + 1) {
+      end = err.find('\n', start);
+      if (end == std::string::npos) end = err.size();
+      lines.push_back(err.substr(start, end - start));
+    }
+    return lines;
+  }
+};
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+class Mibz2Program : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    good_ = dir_.write("good.bz2", libbz2_compress(as_span(data_), 9));
+    const Bytes one = libbz2_compress(as_span(data_), 9);
+    two_streams_ = dir_.write("two.bz2", concat({&one, &one}));
+    foreign_ = dir_.write("foreign.bz2", to_bytes("just some text, not bzip2\n"));
+    truncated_ = dir_.write("cut.bz2", Bytes(one.begin(), one.begin() + static_cast<std::ptrdiff_t>(one.size() / 2)));
+    missing_ = dir_.file("missing.bz2");
+    not_a_dir_ = dir_.write("not-a-directory", to_bytes("x"));
+  }
+
+  // `program ARGS` (ARGS as shell words, already quoted where needed), with its index cache inside
+  // the test's directory (never the user's).
+  Ran run(const std::string& program, const std::string& args) {
+    const auto err_path = dir_.file("stderr.txt");
+    std::string cmd = "XDG_CACHE_HOME=" + shell_quote(dir_.file("cache").string());
+    cmd += ' ';
+    cmd += shell_quote(program);
+    cmd += ' ';
+    cmd += args;
+    cmd += " 2>";
+    cmd += shell_quote(err_path.string());
+    CommandResult r = run_command(cmd + " </dev/null");
+    const Bytes err = read_file(err_path);
+    return {r.status, std::move(r.out), std::string(err.begin(), err.end())};
+  }
+  Ran mibz2(const std::string& args) { return run(MIBZ2_BINARY, args); }
+  Ran mibz2fs(const std::string& args) { return run(MIBZ2FS_BINARY, args); }
+
+  static std::string q(const std::filesystem::path& p) { return shell_quote(p.string()); }
+
+  // Every line on stderr says which subcommand speaks.
+  static void expect_prefixed(const Ran& r, const std::string& prefix) {
+    EXPECT_FALSE(r.err.empty());
+    for (const std::string& line : r.err_lines()) EXPECT_EQ(line.rfind(prefix, 0), 0u) << line;
+  }
+
+  TempDir dir_;
+  Bytes data_ = text_bytes(5000, 7);  // one block
+  std::filesystem::path good_, two_streams_, foreign_, truncated_, missing_, not_a_dir_;
+};
+
+const char* const kCommands[] = {"cat", "cat -j 1", "index", "info", "verify"};
+
+std::string subcommand_of(const std::string& command) { return "mibz2 " + command.substr(0, command.find(' ')) + ": "; }
+
+TEST_F(Mibz2Program, AMissingFileIsAnEnvironmentalProblem) {
+  for (const std::string command : kCommands) {
+    SCOPED_TRACE(command);
+    const Ran r = mibz2(command + " " + q(missing_));
+    EXPECT_EQ(r.status, 1);
+    expect_prefixed(r, subcommand_of(command) + missing_.string() + ": ");
+    EXPECT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("No such file or directory"), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(Mibz2Program, InputThatIsNotBzip2IsBadInput) {
+  for (const std::string command : kCommands) {
+    SCOPED_TRACE(command);
+    const Ran r = mibz2(command + " " + q(foreign_));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_TRUE(r.out.empty());
+    expect_prefixed(r, subcommand_of(command) + foreign_.string() + ": ");
+  }
+}
+
+TEST_F(Mibz2Program, ATruncatedFileFailsCatAndVerifyAndIsIndexedAsTruncated) {
+  for (const std::string command : {"cat", "cat -j 1", "verify"}) {
+    SCOPED_TRACE(command);
+    const Ran r = mibz2(std::string(command) + " " + q(truncated_));
+    EXPECT_EQ(r.status, 2);
+    expect_prefixed(r, subcommand_of(command));
+  }
+  // index and info did their job: the index stored records the truncation.
+  const Ran index = mibz2("index " + q(truncated_));
+  EXPECT_EQ(index.status, 0) << index.err;
+  EXPECT_NE(index.out_text().find(", truncated"), std::string::npos) << index.out_text();
+  const Ran info = mibz2("info " + q(truncated_));
+  EXPECT_EQ(info.status, 0) << info.err;
+  EXPECT_NE(info.out_text().find("truncated:          yes"), std::string::npos) << info.out_text();
+}
+
+TEST_F(Mibz2Program, CatGoesOnPastFilesItCannotUseAndEndsWithTheWorstStatusLikeBzip2) {
+  struct Case {
+    std::vector<std::filesystem::path> files;
+    int status;
+  };
+  const std::vector<Case> cases = {
+      {{missing_, good_}, 1},
+      {{foreign_, good_}, 2},
+      {{missing_, foreign_, good_}, 2},
+      {{good_, missing_, good_}, 1},
+  };
+  for (const std::string mode : {"", "-j 1"}) {
+    for (const Case& c : cases) {
+      std::string args = "cat " + mode;
+      size_t goods = 0;
+      for (const auto& f : c.files) {
+        args += ' ';  // piece by piece: `" " + std::string` trips a false -Wrestrict in g++ 12
+        args += q(f);
+        goods += f == good_;
+      }
+      SCOPED_TRACE(args);
+      const Ran r = mibz2(args);
+      EXPECT_EQ(r.status, c.status) << r.err;
+      Bytes expected;
+      for (size_t i = 0; i < goods; ++i) expected.insert(expected.end(), data_.begin(), data_.end());
+      EXPECT_TRUE(same_bytes(r.out, expected));
+      expect_prefixed(r, "mibz2 cat: ");
+      if (have_program("bzip2")) {
+        std::string bzip2 = "bzip2 -dc";
+        for (const auto& f : c.files) {
+          bzip2 += ' ';
+          bzip2 += q(f);
+        }
+        EXPECT_EQ(run_command(bzip2 + " >/dev/null 2>&1").status, c.status) << "bzip2 -dc says otherwise";
+      }
+    }
+  }
+}
+
+TEST_F(Mibz2Program, CatStopsAtATruncatedFile) {
+  for (const std::string mode : {"", "-j 1"}) {
+    SCOPED_TRACE(mode);
+    const Ran r = mibz2("cat " + mode + " " + q(truncated_) + " " + q(good_));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_LT(r.out.size(), data_.size()) << "the good file after it was written";
+  }
+}
+
+TEST_F(Mibz2Program, IndexFailsWhenItCannotStoreTheIndex) {
+  const Ran r = mibz2("index --index-dir " + q(not_a_dir_) + " " + q(good_));
+  EXPECT_EQ(r.status, 1);
+  expect_prefixed(r, "mibz2 index: ");
+  EXPECT_NE(r.err.find("mibz2 index: " + good_.string() + ": index not stored: "), std::string::npos) << r.err;
+  // The other commands only warn: storing is not their job.
+  const Ran info = mibz2("info --index-dir " + q(not_a_dir_) + " " + q(good_));
+  EXPECT_EQ(info.status, 0) << info.err;
+  expect_prefixed(info, "mibz2 info: ");
+  EXPECT_NE(info.err.find("index not saved"), std::string::npos) << info.err;
+  // And with a usable index directory, index succeeds.
+  const Ran ok = mibz2("index --index-dir " + q(dir_.file("idx")) + " " + q(good_));
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_TRUE(ok.err.empty()) << ok.err;
+}
+
+TEST_F(Mibz2Program, PluralForms) {
+  const Ran one = mibz2("index " + q(good_));
+  EXPECT_EQ(one.status, 0) << one.err;
+  EXPECT_NE(one.out_text().find(": 1 block in 1 stream, "), std::string::npos) << one.out_text();
+  const Ran two = mibz2("index " + q(two_streams_));
+  EXPECT_NE(two.out_text().find(": 2 blocks in 2 streams, "), std::string::npos) << two.out_text();
+  const Ran verify = mibz2("verify " + q(good_) + " " + q(two_streams_));
+  EXPECT_EQ(verify.status, 0) << verify.err;
+  EXPECT_NE(verify.out_text().find(": OK: 1 block, 1 stream, "), std::string::npos) << verify.out_text();
+  EXPECT_NE(verify.out_text().find(": OK: 2 blocks, 2 streams, "), std::string::npos) << verify.out_text();
+}
+
+TEST_F(Mibz2Program, SizesFollowTheSharedRule) {
+  const Bytes& d = data_;
+  for (const std::string range : {"--offset 1K --length 0.5K", "--offset=1KiB --length=512", "--offset 1024B --length 0.5kb"}) {
+    SCOPED_TRACE(range);
+    const Ran r = mibz2("cat " + range + " " + q(good_));
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(same_bytes(r.out, Bytes(d.begin() + 1024, d.begin() + 1536)));
+  }
+}
+
+TEST_F(Mibz2Program, UsageErrorsSayWhatAndWhereInOneLine) {
+  struct Case {
+    std::string args;
+    std::string starts;
+  };
+  const std::string g = q(good_);
+  const std::vector<Case> cases = {
+      {"cat -j 0 " + g, "mibz2 cat: --threads: '0' is not a thread count (1 to 1024) (try 'mibz2 cat --help')"},
+      {"index --threads=1025 " + g, "mibz2 index: --threads: '1025' is not a thread count (1 to 1024)"},
+      {"cat --offset 1.5 " + g, "mibz2 cat: --offset: '1.5' is not a size ("},
+      {"cat --length -1 " + g, "mibz2 cat: "},
+      {"info --bogus " + g, "mibz2 info: "},
+      {"verify", "mibz2 verify: "},
+      {"frobnicate " + g, "mibz2: unknown command 'frobnicate' (try 'mibz2 --help')"},
+      {"--bogus", "mibz2: "},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args);
+    const Ran r = mibz2(c.args);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_TRUE(r.out.empty());
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_EQ(r.err.rfind(c.starts, 0), 0u) << r.err;
+  }
+  // No command at all: the help, on stderr.
+  const Ran none = mibz2("");
+  EXPECT_EQ(none.status, 1);
+  EXPECT_NE(none.err.find("Subcommands:"), std::string::npos) << none.err;
+}
+
+TEST_F(Mibz2Program, HelpOfEachCommandListsEachOptionOnce) {
+  const Ran main = mibz2("--help");
+  EXPECT_EQ(main.status, 0);
+  for (const char* command : {"cat", "index", "info", "verify"}) EXPECT_NE(main.out_text().find(command), std::string::npos);
+  struct Case {
+    const char* command;
+    std::vector<std::string> options;
+  };
+  const std::vector<Case> cases = {
+      {"cat", {"--offset SIZE", "--length SIZE"}},
+      {"index", {"-f,--force"}},
+      {"info", {"--json"}},
+      {"verify", {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.command);
+    const Ran r = mibz2(std::string(c.command) + " --help");
+    EXPECT_EQ(r.status, 0);
+    EXPECT_TRUE(r.err.empty());
+    const std::string help = r.out_text();
+    EXPECT_NE(help.find(std::string("Usage: mibz2 ") + c.command), std::string::npos) << help;
+    std::vector<std::string> options = c.options;
+    for (const char* o : {"-h,--help", "-j,--threads N", "--index-dir DIR", "  FILE ..."}) options.push_back(o);
+    for (const std::string& o : options) EXPECT_EQ(count_of(help, o + " "), 1u) << o << " in:\n" << help;
+    if (std::string(c.command) == "cat") {
+      EXPECT_NE(help.find("K, M, G or T"), std::string::npos);
+    }
+  }
+  for (const char* flag : {"-V", "--version"}) {
+    const Ran v = mibz2(flag);
+    EXPECT_EQ(v.status, 0);
+    EXPECT_EQ(v.out_text().rfind("mibz2 ", 0), 0u) << v.out_text();
+  }
+}
+
+// mibz2fs says in its own words what libfuse would have said in its own, before mounting anything.
+TEST_F(Mibz2Program, Mibz2fsErrorsAreItsOwnAndOneLineEach) {
+  const std::filesystem::path src = dir_.file("src"), mnt = dir_.file("mnt");
+  std::filesystem::create_directories(src);
+  std::filesystem::create_directories(mnt);
+  struct Case {
+    std::string args;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"-o nonsense_option " + q(src) + " " + q(mnt), "mibz2fs: unknown option(s): '-o nonsense_option' (try --help)"},
+      {"--nonsense " + q(src) + " " + q(mnt), "mibz2fs: unknown option(s): '--nonsense' (try --help)"},
+      {q(src) + " " + q(dir_.file("nowhere")), "mibz2fs: MOUNTPOINT " + dir_.file("nowhere").string() + ": No such file or directory"},
+      {q(src) + " " + q(not_a_dir_), "mibz2fs: MOUNTPOINT " + not_a_dir_.string() + " is not a directory"},
+      {q(src), "mibz2fs: missing MOUNTPOINT (usage: mibz2fs [options] SOURCE MOUNTPOINT; try --help)"},
+      {q(src) + " " + q(mnt) + " extra", "mibz2fs: unexpected argument 'extra' after SOURCE and MOUNTPOINT (try --help)"},
+      {q(src) + " " + q(mnt) + " -o", "mibz2fs: missing argument after '-o' (try --help)"},
+      {"-o cache_size=100 " + q(src) + " " + q(mnt), "mibz2fs: -o cache_size: 100 B is too small for a cache: the least is 1M"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args);
+    const Ran r = mibz2fs(c.args);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, c.error + "\n");
+  }
+  // A cache above the machine's memory is a warning (then the missing mount point an error).
+  const Ran big = mibz2fs("-o cache_size=16000000T " + q(src) + " " + q(dir_.file("nowhere")));
+  EXPECT_EQ(big.status, 1);
+  ASSERT_EQ(big.err_lines().size(), 2u) << big.err;
+  EXPECT_EQ(big.err_lines()[0].rfind("mibz2fs: -o cache_size: 15.3 EiB is more than this machine's memory (", 0), 0u)
+      << big.err;
+  // Help: ours alone, each option once (libfuse's list is not appended).
+  const Ran help = mibz2fs("--help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_EQ(count_of(help.out_text(), "--help"), 1u) << help.out_text();
+  EXPECT_EQ(count_of(help.out_text(), "--version"), 1u) << help.out_text();
+  EXPECT_NE(help.out_text().find("critical"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mibz2::test
