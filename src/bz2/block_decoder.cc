@@ -60,6 +60,9 @@ struct SymbolContext {
   uint32_t* counts;             // byte histogram of out
   uint16_t* syms;               // kBatchGroups * kGroupSize + 2 symbols
   uint64_t* group_bits;         // kBatchGroups bit positions: where each group of a batch starts
+  PrefixCounts* prefixes;       // counts at a few points, taken between batches
+  uint32_t prefix_step;         // bytes between those points
+  uint32_t next_prefix;         // the next point
   alignas(16) uint8_t mtf[256];
 };
 
@@ -101,6 +104,7 @@ struct BlockDecoder::Impl {
   std::unique_ptr<uint8_t[]> ll;  // BWT bytes of the block (up to 900000, plus kOutSlack)
   uint32_t ll_capacity = 0;
   InverseBwt bwt;
+  PrefixCounts prefixes;
 
   Error read_symbols(BitReader& br, int level, uint32_t* n_out, uint32_t counts[256]);
 };
@@ -186,6 +190,10 @@ Error BlockDecoder::Impl::read_symbols(BitReader& br, int level, uint32_t* n_out
   cx.counts = counts;
   cx.syms = syms;
   cx.group_bits = group_bits;
+  cx.prefixes = &prefixes;
+  prefixes.count = 0;
+  cx.prefix_step = std::max<uint32_t>(cx.max_len / (PrefixCounts::kMax + 1), 1);
+  cx.next_prefix = cx.prefix_step;
   std::memset(cx.mtf, 0, sizeof cx.mtf);
   std::memcpy(cx.mtf, in_use, n_in_use);
   std::memset(counts, 0, 256 * sizeof(uint32_t));
@@ -222,7 +230,7 @@ Error BlockDecoder::decode(std::span<const uint8_t> data, uint64_t start_bit, in
   // libbz2 checks the origin only now that the length is known.
   if (orig_ptr >= n) return {ErrorCode::kBadOrigPtr, start_bit + 48 + 32 + 1};
 
-  if (ErrorCode c = im.bwt.run(im.ll.get(), n, counts, orig_ptr); c != ErrorCode::kOk)
+  if (ErrorCode c = im.bwt.run(im.ll.get(), n, counts, &im.prefixes, orig_ptr); c != ErrorCode::kOk)
     return {c, start_bit};
 
   const size_t out_start = out.size();

@@ -183,6 +183,15 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
       ++counts[b];
     }
 
+    if (n >= cx.next_prefix && cx.prefixes->count < PrefixCounts::kMax) {
+      // The table build scatters from here on a lane of its own.
+      PrefixCounts& pc = *cx.prefixes;
+      pc.at[pc.count] = n;
+      std::memcpy(pc.counts[pc.count], counts, sizeof pc.counts[0]);
+      ++pc.count;
+      cx.next_prefix = n + cx.prefix_step;
+    }
+
     if (stop == Stop::kError) return stop_error;
     if (stop == Stop::kEndOfBlock) {
       if (run_weight > 1) {
