@@ -63,7 +63,7 @@ struct SymbolContext {
   PrefixCounts* prefixes;       // counts at a few points, taken between batches
   uint32_t prefix_step;         // bytes between those points
   uint32_t next_prefix;         // the next point
-  alignas(16) uint8_t mtf[256];
+  alignas(64) uint8_t mtf[256];
 };
 
 // Reports an error where the reader stands; past the end the reader invents zero bits, and a
@@ -75,24 +75,36 @@ inline Error fail_at(const BitReader& br, ErrorCode code) {
 
 }  // namespace
 
-// The symbol decoder, once portable and once for AVX2 + BMI2 (picked per block by
-// use_avx2_paths()).
+// The symbol decoder, portable, for AVX2 + BMI2 and for AVX-512 VBMI (picked per block by isa()).
 namespace {
 #define MIBZ2_SYMBOLS_NS portable
 #define MIBZ2_SYMBOLS_TARGET
 #define MIBZ2_SYMBOLS_AVX2 0
+#define MIBZ2_SYMBOLS_AVX512 0
 #include "bz2/symbols_impl.h"
 #undef MIBZ2_SYMBOLS_NS
 #undef MIBZ2_SYMBOLS_TARGET
 #undef MIBZ2_SYMBOLS_AVX2
+#undef MIBZ2_SYMBOLS_AVX512
 #if MIBZ2_HAVE_AVX2_PATHS
 #define MIBZ2_SYMBOLS_NS avx2
 #define MIBZ2_SYMBOLS_TARGET __attribute__((target("avx2,bmi2")))
 #define MIBZ2_SYMBOLS_AVX2 1
+#define MIBZ2_SYMBOLS_AVX512 0
 #include "bz2/symbols_impl.h"
 #undef MIBZ2_SYMBOLS_NS
 #undef MIBZ2_SYMBOLS_TARGET
 #undef MIBZ2_SYMBOLS_AVX2
+#undef MIBZ2_SYMBOLS_AVX512
+#define MIBZ2_SYMBOLS_NS avx512
+#define MIBZ2_SYMBOLS_TARGET __attribute__((target("avx2,bmi2,avx512f,avx512bw,avx512vbmi")))
+#define MIBZ2_SYMBOLS_AVX2 1
+#define MIBZ2_SYMBOLS_AVX512 1
+#include "bz2/symbols_impl.h"
+#undef MIBZ2_SYMBOLS_NS
+#undef MIBZ2_SYMBOLS_TARGET
+#undef MIBZ2_SYMBOLS_AVX2
+#undef MIBZ2_SYMBOLS_AVX512
 #endif
 }  // namespace
 
@@ -198,7 +210,11 @@ Error BlockDecoder::Impl::read_symbols(BitReader& br, int level, uint32_t* n_out
   std::memcpy(cx.mtf, in_use, n_in_use);
   std::memset(counts, 0, 256 * sizeof(uint32_t));
 #if MIBZ2_HAVE_AVX2_PATHS
-  if (use_avx2_paths()) return avx2::decode_symbols(br, cx, n_out);
+  switch (isa()) {
+    case Isa::kAvx512: return avx512::decode_symbols(br, cx, n_out);
+    case Isa::kAvx2: return avx2::decode_symbols(br, cx, n_out);
+    case Isa::kPortable: break;
+  }
 #endif
   return portable::decode_symbols(br, cx, n_out);
 }

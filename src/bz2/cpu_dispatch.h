@@ -5,12 +5,18 @@
 
 namespace mibz2::bz2 {
 
-// True when the AVX2 + BMI2 paths may run: the CPU has them, and neither force_portable_paths(true)
-// nor the environment variable MIBZ2_BZ2_PORTABLE=1 (for benchmarks) asked for the portable ones.
-bool use_avx2_paths();
+enum class Isa {
+  kPortable = 0,  // C++ only
+  kAvx2 = 1,      // AVX2 + BMI2
+  kAvx512 = 2,    // kAvx2 + AVX-512 F/BW/VBMI (64-byte byte permutes)
+};
 
-// For tests: run the portable paths even on a CPU that has better ones, so that both are checked
-// against libbz2 on the same inputs. Not for concurrent use with decoding.
-void force_portable_paths(bool on);
+// The best level this CPU runs, capped by set_max_isa() and by the environment variable
+// MIBZ2_BZ2_ISA=portable|avx2 (for benchmarks).
+Isa isa();
+
+// For tests: cap the level, so that every path is checked against libbz2 on the same inputs
+// (kAvx512 removes the cap). Not for concurrent use with decoding.
+void set_max_isa(Isa level);
 
 }  // namespace mibz2::bz2

@@ -54,7 +54,7 @@ void RunLengthDecoder::derandomise(uint8_t* data, size_t size) {
 
 void RunLengthDecoder::feed(uint8_t* data, size_t size, ByteBuffer& out) {
   if (randomised_) derandomise(data, size);
-  const bool avx2 = use_avx2_paths();
+  const bool avx2 = isa() >= Isa::kAvx2;
   // Slices bound the room reserved ahead: 5 bytes of a slice make at most 4 + 255.
   constexpr size_t kSlice = 4096;
   for (size_t done = 0; done < size;) {

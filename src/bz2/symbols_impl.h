@@ -3,6 +3,7 @@
 //   MIBZ2_SYMBOLS_NS      the namespace of this version
 //   MIBZ2_SYMBOLS_TARGET  its function attributes (empty for the portable version)
 //   MIBZ2_SYMBOLS_AVX2    1 for the AVX2 + BMI2 version
+//   MIBZ2_SYMBOLS_AVX512  1 for the version with AVX-512 VBMI as well (implies MIBZ2_SYMBOLS_AVX2)
 // and with SymbolContext, kGroupSize, kMaxRunWeight and fail_at() defined.
 //
 // Two passes over batches of kBatchGroups groups (1600 symbols, 3.2 KB: the batch stays in L1):
@@ -11,7 +12,9 @@
 //     (lookup -> length -> shift) is all there is to wait for.
 //  2. MTF and zero runs over the stored symbols: the unpredictable run/literal branch no longer
 //     stalls the bit chain. In the AVX2 version the front 16 MTF entries live in a register and a
-//     move-to-front below 16 is one pshufb.
+//     move-to-front below 16 is one pshufb; with AVX-512 VBMI the front 64 entries live in a zmm
+//     register and a move-to-front below 64 is one vpermb (real text: 15% of the MTF indices are
+//     16 or more, few are 64 or more).
 // An error met in pass 2 (run or block too long) is reported where the old one-pass loop reported
 // it: the bit position right after that symbol, found by decoding the group again up to it.
 
@@ -27,6 +30,17 @@ struct MtfShuffles {
   }
 };
 inline constexpr MtfShuffles kMtfShuffle{};
+#endif
+#if MIBZ2_SYMBOLS_AVX512
+// kMtfPermute[i]: vpermb indices that move byte i of a 64-byte vector to the front.
+struct MtfPermutes {
+  alignas(64) uint8_t c[64][64];
+  constexpr MtfPermutes() : c{} {
+    for (int i = 0; i < 64; ++i)
+      for (int j = 0; j < 64; ++j) c[i][j] = static_cast<uint8_t>(j == 0 ? i : (j <= i ? j - 1 : j));
+  }
+};
+inline constexpr MtfPermutes kMtfPermute{};
 #endif
 
 // Where symbol j of the batch that starts at group batch_group ended: decode its group again up to
@@ -67,7 +81,10 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
   uint32_t n = 0;
   uint32_t run_length = 0;  // pending zero-run: sum of (RUNA ? 1 : 2) * weight
   uint32_t run_weight = 1;  // 1, 2, 4, ... for successive RUNA/RUNB symbols
-#if MIBZ2_SYMBOLS_AVX2
+#if MIBZ2_SYMBOLS_AVX512
+  // mtf[0..63] live in `front`; mtf[64..255] in memory.
+  __m512i front = _mm512_loadu_si512(mtf);
+#elif MIBZ2_SYMBOLS_AVX2
   // mtf[0..15] live in `front`; mtf[16..255] in memory.
   __m128i front = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mtf));
 #endif
@@ -147,7 +164,11 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
         // A zero-run repeats the byte at the front of the MTF list.
         if (run_length > max_len - n) return fail_after(j, ErrorCode::kBlockTooLong);
 #if MIBZ2_SYMBOLS_AVX2
+#if MIBZ2_SYMBOLS_AVX512
+        const uint8_t b = static_cast<uint8_t>(_mm512_cvtsi512_si32(front));
+#else
         const uint8_t b = static_cast<uint8_t>(_mm_cvtsi128_si32(front));
+#endif
         if (run_length <= 32) {
           // out has kOutSlack bytes beyond max_len for this store.
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + n), _mm256_set1_epi8(static_cast<char>(b)));
@@ -165,7 +186,19 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
       }
       if (n >= max_len) return fail_after(j, ErrorCode::kBlockTooLong);
       const uint32_t index = sym - 1;
-#if MIBZ2_SYMBOLS_AVX2
+#if MIBZ2_SYMBOLS_AVX512
+      uint8_t b;
+      if (index < 64) [[likely]] {
+        front = _mm512_maskz_permutexvar_epi8(~0ull, _mm512_load_si512(kMtfPermute.c[index]), front);
+        b = static_cast<uint8_t>(_mm512_cvtsi512_si32(front));
+      } else {
+        b = mtf[index];
+        std::memmove(mtf + 65, mtf + 64, index - 64);
+        const __m512i rotated = _mm512_maskz_permutexvar_epi8(~0ull, _mm512_load_si512(kMtfPermute.c[63]), front);
+        mtf[64] = static_cast<uint8_t>(_mm512_cvtsi512_si32(rotated));
+        front = _mm512_mask_set1_epi8(rotated, 1, static_cast<char>(b));
+      }
+#elif MIBZ2_SYMBOLS_AVX2
       uint8_t b;
       if (index < 16) [[likely]] {
         front = _mm_shuffle_epi8(front, _mm_load_si128(reinterpret_cast<const __m128i*>(kMtfShuffle.c[index])));
@@ -196,7 +229,9 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
     if (stop == Stop::kEndOfBlock) {
       if (run_weight > 1) {
         if (run_length > max_len - n) return fail_at(br, ErrorCode::kBlockTooLong);
-#if MIBZ2_SYMBOLS_AVX2
+#if MIBZ2_SYMBOLS_AVX512
+        const uint8_t b = static_cast<uint8_t>(_mm512_cvtsi512_si32(front));
+#elif MIBZ2_SYMBOLS_AVX2
         const uint8_t b = static_cast<uint8_t>(_mm_cvtsi128_si32(front));
 #else
         const uint8_t b = mtf[0];
