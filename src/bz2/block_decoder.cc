@@ -49,6 +49,13 @@ inline uint8_t mtf_move_to_front(uint8_t* mtf, uint32_t index) {
   return v;
 }
 
+// A literal of the symbol stream with the zero run before it (see symbols_impl.h).
+struct Literal {
+  uint32_t run;     // bytes of the run before it
+  uint16_t index;   // MTF index (symbol - 1)
+  uint16_t symbol;  // its position in the batch
+};
+
 // Everything the symbol decoder needs from the block header.
 struct SymbolContext {
   const HuffmanTable* tables;
@@ -59,6 +66,7 @@ struct SymbolContext {
   uint8_t* out;                 // the BWT bytes, max_len + kOutSlack bytes
   uint32_t* counts;             // byte histogram of out
   uint16_t* syms;               // kBatchGroups * kGroupSize + 2 symbols
+  Literal* lits;                // kBatchGroups * kGroupSize + 1 literals
   uint64_t* group_bits;         // kBatchGroups bit positions: where each group of a batch starts
   PrefixCounts* prefixes;       // counts at a few points, taken between batches
   uint32_t prefix_step;         // bytes between those points
@@ -112,6 +120,7 @@ struct BlockDecoder::Impl {
   HuffmanTable tables[kMaxTables];
   uint8_t selectors[kMaxSelectors];
   uint16_t syms[kBatchGroups * kGroupSize + 2];
+  Literal lits[kBatchGroups * kGroupSize + 1];
   uint64_t group_bits[kBatchGroups];
   std::unique_ptr<uint8_t[]> ll;  // BWT bytes of the block (up to 900000, plus kOutSlack)
   uint32_t ll_capacity = 0;
@@ -201,6 +210,7 @@ Error BlockDecoder::Impl::read_symbols(BitReader& br, int level, uint32_t* n_out
   cx.out = ll.get();
   cx.counts = counts;
   cx.syms = syms;
+  cx.lits = lits;
   cx.group_bits = group_bits;
   cx.prefixes = &prefixes;
   prefixes.count = 0;
