@@ -395,7 +395,13 @@ uint32_t write_block(BitWriter& w, const BlockSpec& spec) {
     std::vector<uint32_t> rot(n);
     for (uint32_t i = 0; i < n; ++i) rot[i] = i;
     std::stable_sort(rot.begin(), rot.end(),
-                     [&](uint32_t a, uint32_t b) { return std::memcmp(&twice[a], &twice[b], n) < 0; });
+                     [&](uint32_t a, uint32_t b) {
+                       // Not memcmp: ASan's memcmp checks all n bytes of both sides on every call,
+                       // which makes sorting a 900000-byte block take hours under ASan.
+                       const uint8_t* pa = &twice[a];
+                       const auto m = std::mismatch(pa, pa + n, &twice[b]);
+                       return m.first != pa + n && *m.first < *m.second;
+                     });
     ll.resize(n);
     for (uint32_t r = 0; r < n; ++r) {
       ll[r] = pre[(rot[r] + n - 1) % n];
@@ -439,8 +445,25 @@ uint32_t write_block(BitWriter& w, const BlockSpec& spec) {
   flush_zeros();
   syms.push_back(static_cast<uint16_t>(eob));
 
-  unsigned len = 1;
-  while ((1 << len) < alpha) ++len;
+  // Tables: the spec's code lengths, or flat ones.
+  std::vector<std::vector<uint8_t>> lengths = spec.code_lengths;
+  if (lengths.empty()) {
+    unsigned len = 1;
+    while ((1 << len) < alpha) ++len;
+    lengths.assign(static_cast<size_t>(spec.tables), std::vector<uint8_t>(static_cast<size_t>(alpha), static_cast<uint8_t>(len)));
+  }
+  // Canonical codes as bzip2 assigns them (hbAssignCodes): by length, then by symbol.
+  std::vector<std::vector<uint32_t>> codes(lengths.size());
+  for (size_t t = 0; t < lengths.size(); ++t) {
+    codes[t].assign(static_cast<size_t>(alpha), 0);
+    uint32_t code = 0;
+    for (int len = 1; len <= 20; ++len) {
+      for (int sym = 0; sym < alpha; ++sym)
+        if (lengths[t][static_cast<size_t>(sym)] == len) codes[t][static_cast<size_t>(sym)] = code++;
+      code <<= 1;
+    }
+  }
+  auto table_of_group = [&](size_t g) -> size_t { return spec.group_tables.empty() ? 0 : spec.group_tables[g % spec.group_tables.size()]; };
   const size_t groups = spec.selectors.value_or(static_cast<uint32_t>((syms.size() + 49) / 50));
 
   w.put(bz2::kBlockMagic, 48);
@@ -459,15 +482,51 @@ uint32_t write_block(BitWriter& w, const BlockSpec& spec) {
       if (used[g * 16 + j]) bits |= 0x8000u >> j;
     w.put(bits, 16);
   }
-  w.put(static_cast<uint64_t>(spec.tables), 3);
+  w.put(static_cast<uint64_t>(lengths.size()), 3);
   w.put(groups, 15);
-  for (size_t i = 0; i < groups; ++i) w.put(0, 1);  // every group uses table 0
-  for (int t = 0; t < spec.tables; ++t) {
-    w.put(len, 5);
-    for (int s = 0; s < alpha; ++s) w.put(0, 1);  // every symbol keeps the length
+  // Selectors, MTF-coded in unary.
+  std::vector<uint8_t> table_mtf(lengths.size());
+  for (size_t t = 0; t < table_mtf.size(); ++t) table_mtf[t] = static_cast<uint8_t>(t);
+  for (size_t i = 0; i < groups; ++i) {
+    const uint8_t t = static_cast<uint8_t>(table_of_group(i));
+    const size_t j = static_cast<size_t>(std::find(table_mtf.begin(), table_mtf.end(), t) - table_mtf.begin());
+    for (size_t k = 0; k < j; ++k) w.put(1, 1);
+    w.put(0, 1);
+    table_mtf.erase(table_mtf.begin() + static_cast<std::ptrdiff_t>(j));
+    table_mtf.insert(table_mtf.begin(), t);
   }
-  for (uint16_t s : syms) w.put(s, len);
+  // Code lengths, delta-coded: 10 is one longer, 11 one shorter, 0 next symbol.
+  for (const std::vector<uint8_t>& lens : lengths) {
+    int cur = lens[0];
+    w.put(static_cast<uint64_t>(cur), 5);
+    for (int s = 0; s < alpha; ++s) {
+      const int target = lens[static_cast<size_t>(s)];
+      for (; cur < target; ++cur) w.put(2, 2);
+      for (; cur > target; --cur) w.put(3, 2);
+      w.put(0, 1);
+    }
+  }
+  for (size_t i = 0; i < syms.size(); ++i) {
+    const size_t t = table_of_group(i / 50);
+    w.put(codes[t][syms[i]], lengths[t][syms[i]]);
+  }
   return crc;
+}
+
+int block_alphabet_size(const BlockSpec& spec) {
+  Bytes pre = spec.pre_rle1;
+  bool used[256] = {};
+  if (spec.bwt) {
+    for (uint8_t b : *spec.bwt) used[b] = true;
+  } else {
+    // The BWT is a permutation of the (masked) bytes.
+    if (spec.randomised) {
+      const Bytes mask = randomisation_mask(pre.size());
+      for (size_t k = 0; k < pre.size(); ++k) pre[k] ^= mask[k];
+    }
+    for (uint8_t b : pre) used[b] = true;
+  }
+  return static_cast<int>(std::count(std::begin(used), std::end(used), true)) + 2;
 }
 
 Bytes make_stream(int level, const std::vector<BlockSpec>& blocks) {

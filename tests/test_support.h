@@ -146,7 +146,15 @@ struct BlockSpec {
                                         // the transform of anything
   int tables = 2;                       // Huffman tables written (all alike)
   std::optional<uint32_t> selectors;    // selector count written (default: as many as needed)
+  // Code lengths of each table (alphabet size entries each, 1..20; need not make a prefix code:
+  // codes are assigned canonically as bzip2 does, whatever they collide with). When set, they
+  // replace `tables` flat tables.
+  std::vector<std::vector<uint8_t>> code_lengths;
+  // The table of group g is group_tables[g % size] (default: table 0 for every group).
+  std::vector<uint8_t> group_tables;
 };
+// The alphabet size (symbols in use + 2) of the block the spec makes.
+int block_alphabet_size(const BlockSpec& spec);
 // Appends the block (magic to end-of-block symbol) to `w`; returns the stored CRC.
 uint32_t write_block(BitWriter& w, const BlockSpec& spec);
 // "BZh<level>", the blocks, the end-of-stream marker with the combined CRC, byte padding.

@@ -3,8 +3,16 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define MIBZ2_HAVE_AVX2_PATHS 1
+#else
+#define MIBZ2_HAVE_AVX2_PATHS 0
+#endif
+
 #include "bz2/bit_reader.h"
 #include "bz2/block_scanner.h"
+#include "bz2/cpu_dispatch.h"
 #include "bz2/crc32.h"
 #include "bz2/huffman.h"
 #include "bz2/inverse_bwt.h"
@@ -18,8 +26,12 @@ constexpr int kMaxTables = 6;
 constexpr int kGroupSize = 50;                            // symbols coded with one selector
 constexpr int kMaxSelectors = 2 + 900000 / kGroupSize;    // 18002: more are read and ignored
 constexpr uint32_t kMaxRunWeight = 2 * 1024 * 1024;       // libbz2's bound on a RUNA/RUNB run
-constexpr int kRunA = 0;
-constexpr int kRunB = 1;
+constexpr uint32_t kRunB = 1;
+// Groups per batch of the two-pass symbol decoder: 32 * 50 symbols of 2 bytes stay in L1.
+constexpr int kBatchGroups = 32;
+// The BWT byte buffer has this many bytes beyond the block's limit, for whole-vector stores of
+// short zero runs.
+constexpr uint32_t kOutSlack = 64;
 
 // Moves mtf[index] to the front and returns it. Indices are small in practice (text: mostly < 16).
 inline uint8_t mtf_move_to_front(uint8_t* mtf, uint32_t index) {
@@ -37,14 +49,83 @@ inline uint8_t mtf_move_to_front(uint8_t* mtf, uint32_t index) {
   return v;
 }
 
+// A literal of the symbol stream with the zero run before it (see symbols_impl.h).
+struct Literal {
+  uint32_t run;     // bytes of the run before it
+  uint16_t index;   // MTF index (symbol - 1)
+  uint16_t symbol;  // its position in the batch
+};
+
+// Everything the symbol decoder needs from the block header.
+struct SymbolContext {
+  const HuffmanTable* tables;
+  const uint8_t* selectors;
+  int n_selectors;
+  int end_of_block;
+  uint32_t max_len;
+  uint8_t* out;                 // the BWT bytes, max_len + kOutSlack bytes
+  uint32_t* counts;             // byte histogram of out
+  uint16_t* syms;               // kBatchGroups * kGroupSize + 2 symbols
+  Literal* lits;                // kBatchGroups * kGroupSize + 1 literals
+  uint64_t* group_bits;         // kBatchGroups bit positions: where each group of a batch starts
+  PrefixCounts* prefixes;       // counts at a few points, taken between batches
+  uint32_t prefix_step;         // bytes between those points
+  uint32_t next_prefix;         // the next point
+  alignas(64) uint8_t mtf[256];
+};
+
+// Reports an error where the reader stands; past the end the reader invents zero bits, and a
+// failure there is the truncation, reported at the end of the input.
+inline Error fail_at(const BitReader& br, ErrorCode code) {
+  if (br.overrun()) return Error{ErrorCode::kTruncated, br.size_bits()};
+  return Error{code, br.position()};
+}
+
+}  // namespace
+
+// The symbol decoder, portable, for AVX2 + BMI2 and for AVX-512 VBMI (picked per block by isa()).
+namespace {
+#define MIBZ2_SYMBOLS_NS portable
+#define MIBZ2_SYMBOLS_TARGET
+#define MIBZ2_SYMBOLS_AVX2 0
+#define MIBZ2_SYMBOLS_AVX512 0
+#include "bz2/symbols_impl.h"
+#undef MIBZ2_SYMBOLS_NS
+#undef MIBZ2_SYMBOLS_TARGET
+#undef MIBZ2_SYMBOLS_AVX2
+#undef MIBZ2_SYMBOLS_AVX512
+#if MIBZ2_HAVE_AVX2_PATHS
+#define MIBZ2_SYMBOLS_NS avx2
+#define MIBZ2_SYMBOLS_TARGET __attribute__((target("avx2,bmi2")))
+#define MIBZ2_SYMBOLS_AVX2 1
+#define MIBZ2_SYMBOLS_AVX512 0
+#include "bz2/symbols_impl.h"
+#undef MIBZ2_SYMBOLS_NS
+#undef MIBZ2_SYMBOLS_TARGET
+#undef MIBZ2_SYMBOLS_AVX2
+#undef MIBZ2_SYMBOLS_AVX512
+#define MIBZ2_SYMBOLS_NS avx512
+#define MIBZ2_SYMBOLS_TARGET __attribute__((target("avx2,bmi2,avx512f,avx512bw,avx512vbmi")))
+#define MIBZ2_SYMBOLS_AVX2 1
+#define MIBZ2_SYMBOLS_AVX512 1
+#include "bz2/symbols_impl.h"
+#undef MIBZ2_SYMBOLS_NS
+#undef MIBZ2_SYMBOLS_TARGET
+#undef MIBZ2_SYMBOLS_AVX2
+#undef MIBZ2_SYMBOLS_AVX512
+#endif
 }  // namespace
 
 struct BlockDecoder::Impl {
   HuffmanTable tables[kMaxTables];
   uint8_t selectors[kMaxSelectors];
-  std::unique_ptr<uint8_t[]> ll;  // BWT bytes of the block (up to 900000)
+  uint16_t syms[kBatchGroups * kGroupSize + 2];
+  Literal lits[kBatchGroups * kGroupSize + 1];
+  uint64_t group_bits[kBatchGroups];
+  std::unique_ptr<uint8_t[]> ll;  // BWT bytes of the block (up to 900000, plus kOutSlack)
   uint32_t ll_capacity = 0;
   InverseBwt bwt;
+  PrefixCounts prefixes;
 
   Error read_symbols(BitReader& br, int level, uint32_t* n_out, uint32_t counts[256]);
 };
@@ -120,61 +201,32 @@ Error BlockDecoder::Impl::read_symbols(BitReader& br, int level, uint32_t* n_out
   }
 
   // The symbol stream. mtf[] holds byte values directly (libbz2 keeps indices into in_use).
-  uint8_t mtf[256];
-  std::memcpy(mtf, in_use, n_in_use);
+  SymbolContext cx;
+  cx.tables = tables;
+  cx.selectors = selectors;
+  cx.n_selectors = n_selectors;
+  cx.end_of_block = alpha_size - 1;
+  cx.max_len = static_cast<uint32_t>(level) * 100000;
+  cx.out = ll.get();
+  cx.counts = counts;
+  cx.syms = syms;
+  cx.lits = lits;
+  cx.group_bits = group_bits;
+  cx.prefixes = &prefixes;
+  prefixes.count = 0;
+  cx.prefix_step = std::max<uint32_t>(cx.max_len / (PrefixCounts::kMax + 1), 1);
+  cx.next_prefix = cx.prefix_step;
+  std::memset(cx.mtf, 0, sizeof cx.mtf);
+  std::memcpy(cx.mtf, in_use, n_in_use);
   std::memset(counts, 0, 256 * sizeof(uint32_t));
-  const uint32_t max_len = static_cast<uint32_t>(level) * 100000;
-  const int end_of_block = alpha_size - 1;
-  uint8_t* const out = ll.get();
-  uint32_t n = 0;
-  uint32_t run_length = 0;  // pending zero-run: sum of (RUNA ? 1 : 2) * weight
-  uint32_t run_weight = 1;  // 1, 2, 4, ... for successive RUNA/RUNB symbols
-
-  for (int group = 0;; ++group) {
-    if (group >= n_selectors) return fail(ErrorCode::kTooManySelectorsUsed);
-    if (br.overrun()) return fail(ErrorCode::kTruncated);
-    const HuffmanTable& table = tables[selectors[group]];
-    for (int i = 0; i < kGroupSize; ++i) {
-      if (br.count() < kMaxCodeLength) br.refill();
-      int sym;
-      const uint16_t e = table.lookup(br.window());
-      if (e != HuffmanTable::kLongCode) [[likely]] {
-        sym = HuffmanTable::entry_symbol(e);
-        br.consume(HuffmanTable::entry_length(e));
-      } else {
-        int len = 0;
-        sym = table.decode_slow(br.window(), &len);
-        if (sym < 0) return fail(ErrorCode::kBadHuffmanCode);
-        br.consume(static_cast<unsigned>(len));
-      }
-
-      if (sym <= kRunB) {
-        if (run_weight >= kMaxRunWeight) return fail(ErrorCode::kRunTooLong);
-        run_length += static_cast<uint32_t>(sym + 1) * run_weight;
-        run_weight <<= 1;
-        continue;
-      }
-      if (run_weight > 1) {
-        // A zero-run repeats the byte at the front of the MTF list.
-        if (run_length > max_len - n) return fail(ErrorCode::kBlockTooLong);
-        const uint8_t b = mtf[0];
-        std::memset(out + n, b, run_length);
-        counts[b] += run_length;
-        n += run_length;
-        run_length = 0;
-        run_weight = 1;
-      }
-      if (sym == end_of_block) {
-        if (br.overrun()) return fail(ErrorCode::kTruncated);
-        *n_out = n;
-        return {};
-      }
-      if (n >= max_len) return fail(ErrorCode::kBlockTooLong);
-      const uint8_t b = mtf_move_to_front(mtf, static_cast<uint32_t>(sym - 1));
-      out[n++] = b;
-      ++counts[b];
-    }
+#if MIBZ2_HAVE_AVX2_PATHS
+  switch (isa()) {
+    case Isa::kAvx512: return avx512::decode_symbols(br, cx, n_out);
+    case Isa::kAvx2: return avx2::decode_symbols(br, cx, n_out);
+    case Isa::kPortable: break;
   }
+#endif
+  return portable::decode_symbols(br, cx, n_out);
 }
 
 Error BlockDecoder::decode(std::span<const uint8_t> data, uint64_t start_bit, int level,
@@ -183,7 +235,7 @@ Error BlockDecoder::decode(std::span<const uint8_t> data, uint64_t start_bit, in
   Impl& im = *impl_;
   const uint32_t max_len = static_cast<uint32_t>(std::clamp(level, 1, 9)) * 100000;
   if (im.ll_capacity < max_len) {
-    im.ll.reset(new uint8_t[max_len]);
+    im.ll.reset(new uint8_t[max_len + kOutSlack]);
     im.ll_capacity = max_len;
   }
 
@@ -204,7 +256,7 @@ Error BlockDecoder::decode(std::span<const uint8_t> data, uint64_t start_bit, in
   // libbz2 checks the origin only now that the length is known.
   if (orig_ptr >= n) return {ErrorCode::kBadOrigPtr, start_bit + 48 + 32 + 1};
 
-  if (ErrorCode c = im.bwt.run(im.ll.get(), n, counts, orig_ptr); c != ErrorCode::kOk)
+  if (ErrorCode c = im.bwt.run(im.ll.get(), n, counts, &im.prefixes, orig_ptr); c != ErrorCode::kOk)
     return {c, start_bit};
 
   const size_t out_start = out.size();

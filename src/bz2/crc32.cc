@@ -3,6 +3,8 @@
 #include <array>
 #include <cstring>
 
+#include <isa-l/crc.h>
+
 namespace mibz2::bz2 {
 namespace {
 
@@ -25,7 +27,22 @@ constexpr Tables kTables = make_tables();
 
 }  // namespace
 
-uint32_t Crc32::crc32_update(uint32_t crc, const uint8_t* p, size_t n) {
+uint32_t Crc32::crc32_update(uint32_t state, const uint8_t* p, size_t n) {
+  // crc32_ieee(seed, ...) starts from ~seed and returns the inverted state: the same CRC with the
+  // inversions on the other side of the call.
+  if (n == 0) return state;
+  const uint32_t crc = ~crc32_ieee(~state, p, n);
+#if defined(__x86_64__)
+  // ISA-L's AVX-512 folding returns with the upper halves of the vector registers dirty; the SSE
+  // code compiled for baseline x86-64 that runs next then pays a merge on every instruction that
+  // writes an xmm register (measured: mibz2 cat -j 1 20% slower overall, memmove 1% -> 10%).
+  static const bool has_avx = __builtin_cpu_supports("avx");
+  if (has_avx) __asm__ volatile("vzeroupper" ::: "memory");
+#endif
+  return crc;
+}
+
+uint32_t Crc32::crc32_update_portable(uint32_t crc, const uint8_t* p, size_t n) {
   while (n >= 8) {
     uint32_t hi, lo;
     std::memcpy(&hi, p, 4);

@@ -29,29 +29,103 @@ size_t InverseBwt::memory_bytes() const {
   return size_t{table_capacity_} * 4 + scratch_capacity_ + chunks_.capacity() * sizeof(Chunk);
 }
 
-uint32_t InverseBwt::build_table(const uint8_t* ll, uint32_t n, const uint32_t counts[256]) {
+namespace {
+
+// Scatters K segments of ll in lockstep, m bytes each: lane k reads ll[pos[k]..pos[k] + m) and
+// writes through its own cursors next[k]. One lane alone is a chain through memory wherever a
+// byte repeats (next[b]++ stored, then loaded again for the next b: ~5 cycles an entry, and BWT
+// output repeats bytes a lot); K lanes run K such chains side by side.
+template <int K>
+void scatter_lanes(const uint8_t* ll, uint32_t* t, uint32_t (*next)[256], uint32_t* pos, uint32_t m) {
+  uint32_t p[K];
+  for (int k = 0; k < K; ++k) p[k] = pos[k];
+  for (uint32_t i = 0; i < m; ++i) {
+#pragma GCC unroll 8
+    for (int k = 0; k < K; ++k) {
+      const uint8_t b = ll[p[k]];
+      const uint32_t j = next[k][b]++;
+      // Up to 256 ascending write streams into a table larger than L2: more than the hardware
+      // prefetcher follows. Asking for the line 128 bytes ahead of each store overlaps the fetch of
+      // each stream's next line (in-process decode of the 200 MB linux tar: 1.40 s -> 1.33 s;
+      // 64 bytes ahead 1.34 s, 256 ahead 1.43 s).
+      __builtin_prefetch(t + j + 32, 1);
+      t[j] = (p[k] << 8) | b;
+      ++p[k];
+    }
+  }
+  for (int k = 0; k < K; ++k) pos[k] = p[k];
+}
+
+}  // namespace
+
+uint32_t InverseBwt::build_table(const uint8_t* ll, uint32_t n, const uint32_t counts[256],
+                                 const PrefixCounts* prefixes) {
   if (table_capacity_ < n) {
     table_.reset(new uint32_t[n]);
     table_capacity_ = n;
   }
-  uint32_t next[256];
+  uint32_t base[256];
   uint32_t sum = 0;
   for (int b = 0; b < 256; ++b) {
-    next[b] = sum;
+    base[b] = sum;
     sum += counts[b];
   }
+  if (sum != n) return sum;
+
   // T[j] for j = LF(i) holds i and ll[i]: reading T[state] yields the next state and its byte at
-  // once. Each byte value writes its own ascending run of T, so these stores stream.
+  // once. Lane k covers ll[at[k - 1]..at[k]) and starts its cursors where the bytes before its
+  // segment leave them: base + the prefix's counts.
+  constexpr int kMaxLanes = PrefixCounts::kMax + 1;
+  uint32_t next[kMaxLanes][256];
+  uint32_t pos[kMaxLanes];
+  uint32_t end[kMaxLanes];
+  int lanes = 1;
+  std::copy(base, base + 256, next[0]);
+  pos[0] = 0;
+  if (prefixes) {
+    for (int k = 0; k < prefixes->count; ++k) {
+      const uint32_t at = prefixes->at[k];
+      if (at <= pos[lanes - 1] || at >= n) continue;  // only ascending cuts inside the block
+      end[lanes - 1] = at;
+      pos[lanes] = at;
+      for (int b = 0; b < 256; ++b) next[lanes][b] = base[b] + prefixes->counts[k][b];
+      ++lanes;
+    }
+  }
+  end[lanes - 1] = n;
+
   uint32_t* t = table_.get();
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint8_t b = ll[i];
-    t[next[b]++] = (i << 8) | b;
+  while (lanes > 0) {
+    uint32_t m = end[0] - pos[0];
+    for (int k = 1; k < lanes; ++k) m = std::min(m, end[k] - pos[k]);
+    switch (lanes) {
+      case 1: scatter_lanes<1>(ll, t, next, pos, m); break;
+      case 2: scatter_lanes<2>(ll, t, next, pos, m); break;
+      case 3: scatter_lanes<3>(ll, t, next, pos, m); break;
+      case 4: scatter_lanes<4>(ll, t, next, pos, m); break;
+      case 5: scatter_lanes<5>(ll, t, next, pos, m); break;
+      case 6: scatter_lanes<6>(ll, t, next, pos, m); break;
+      case 7: scatter_lanes<7>(ll, t, next, pos, m); break;
+      default: scatter_lanes<8>(ll, t, next, pos, m); break;
+    }
+    // Finished lanes leave; the last lane takes their slot.
+    for (int k = 0; k < lanes;) {
+      if (pos[k] == end[k]) {
+        --lanes;
+        pos[k] = pos[lanes];
+        end[k] = end[lanes];
+        std::copy(next[lanes], next[lanes] + 256, next[k]);
+      } else {
+        ++k;
+      }
+    }
   }
   return sum;
 }
 
-ErrorCode InverseBwt::run(const uint8_t* ll, uint32_t n, const uint32_t counts[256], uint32_t orig_ptr) {
-  if (build_table(ll, n, counts) != n || orig_ptr >= n) return ErrorCode::kBadBwtCycle;
+ErrorCode InverseBwt::run(const uint8_t* ll, uint32_t n, const uint32_t counts[256], const PrefixCounts* prefixes,
+                          uint32_t orig_ptr) {
+  if (orig_ptr >= n || build_table(ll, n, counts, prefixes) != n) return ErrorCode::kBadBwtCycle;
 
   const uint32_t segments = std::clamp<uint32_t>(n / kSegmentTarget, 1, kMaxSegments);
   starts_.clear();

@@ -19,13 +19,24 @@
 
 namespace mibz2::bz2 {
 
+// Byte histograms of prefixes ll[0..at[k]) taken while the bytes were produced (at[] ascending,
+// above 0, below n), so that the table build can scatter from several places of the block at once.
+struct PrefixCounts {
+  static constexpr int kMax = 7;  // lanes of the table build: kMax + 1
+  int count = 0;
+  uint32_t at[kMax];
+  uint32_t counts[kMax][256];
+};
+
 class InverseBwt {
  public:
   // Decodes: ll holds the block's n BWT bytes (the output of Huffman/MTF), counts their byte
   // histogram, orig_ptr the origin. Afterwards for_each_piece() yields the pre-RLE1 bytes in order.
   // A table of several cycles yields n steps from the origin (libbz2's definition); kBadBwtCycle
   // only for inconsistent arguments (counts not adding up to n, orig_ptr >= n).
-  ErrorCode run(const uint8_t* ll, uint32_t n, const uint32_t counts[256], uint32_t orig_ptr);
+  // `prefixes` may be null (one lane).
+  ErrorCode run(const uint8_t* ll, uint32_t n, const uint32_t counts[256], const PrefixCounts* prefixes,
+                uint32_t orig_ptr);
 
   // Calls fn(const uint8_t* data, size_t size) for each piece of the output, in order.
   // The pieces are in this object's scratch memory (fn may modify them in place).
@@ -44,7 +55,7 @@ class InverseBwt {
     uint32_t next;   // next chunk of the same segment, or kEndsAtStart | state of the next segment
   };
 
-  uint32_t build_table(const uint8_t* ll, uint32_t n, const uint32_t counts[256]);
+  uint32_t build_table(const uint8_t* ll, uint32_t n, const uint32_t counts[256], const PrefixCounts* prefixes);
   ErrorCode walk(uint32_t n, uint32_t orig_ptr);
   ErrorCode stitch(uint32_t n);
   void walk_single(uint32_t n, uint32_t orig_ptr);  // one lane, n steps: any table

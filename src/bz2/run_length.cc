@@ -1,6 +1,17 @@
 #include "bz2/run_length.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
+
+#include "bz2/cpu_dispatch.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define MIBZ2_HAVE_AVX2_PATHS 1
+#else
+#define MIBZ2_HAVE_AVX2_PATHS 0
+#endif
 
 // The randomisation table is part of the format (a fixed list of 512 gaps). libbz2 exports it;
 // using it keeps our copy of the format's data identical to the reference by construction.
@@ -9,6 +20,24 @@ extern const int32_t BZ2_rNums[512];
 }
 
 namespace mibz2::bz2 {
+namespace {
+#define MIBZ2_RLE_NS rle_portable
+#define MIBZ2_RLE_TARGET
+#define MIBZ2_RLE_AVX2 0
+#include "bz2/run_length_impl.h"
+#undef MIBZ2_RLE_NS
+#undef MIBZ2_RLE_TARGET
+#undef MIBZ2_RLE_AVX2
+#if MIBZ2_HAVE_AVX2_PATHS
+#define MIBZ2_RLE_NS rle_avx2
+#define MIBZ2_RLE_TARGET __attribute__((target("avx2,bmi2")))
+#define MIBZ2_RLE_AVX2 1
+#include "bz2/run_length_impl.h"
+#undef MIBZ2_RLE_NS
+#undef MIBZ2_RLE_TARGET
+#undef MIBZ2_RLE_AVX2
+#endif
+}  // namespace
 
 void RunLengthDecoder::derandomise(uint8_t* data, size_t size) {
   // Byte k is xored with 1 when the countdown, reloaded from the table each time it runs out,
@@ -25,37 +54,26 @@ void RunLengthDecoder::derandomise(uint8_t* data, size_t size) {
 
 void RunLengthDecoder::feed(uint8_t* data, size_t size, ByteBuffer& out) {
   if (randomised_) derandomise(data, size);
-  out.reserve_extra(size);
-  uint8_t* o = out.data() + out.size();
-  const uint8_t* p = data;
-  const uint8_t* const end = data + size;
-  int last = last_;
-  int run = run_;
-  while (p < end) {
-    const uint8_t b = *p++;
-    if (run == 4) {
-      // b is a count of further copies of `last`.
-      size_t done = static_cast<size_t>(o - out.data());
-      out.resize_uninitialized(done);
-      out.reserve_extra(b + static_cast<size_t>(end - p));
-      o = out.data() + done;
-      std::memset(o, last, b);
-      o += b;
-      run = 0;
-      last = -1;
-      continue;
+  const bool avx2 = isa() >= Isa::kAvx2;
+  // Slices bound the room reserved ahead: 5 bytes of a slice make at most 4 + 255.
+  constexpr size_t kSlice = 4096;
+  for (size_t done = 0; done < size;) {
+    const size_t n = std::min(kSlice, size - done);
+    out.reserve_extra(n / 5 * 259 + 4 + 64);
+    uint8_t* const o = out.data() + out.size();
+    uint8_t* end;
+#if MIBZ2_HAVE_AVX2_PATHS
+    if (avx2) {
+      end = rle_avx2::decode(data + done, n, o, &last_, &run_);
+    } else
+#endif
+    {
+      (void)avx2;
+      end = rle_portable::decode(data + done, n, o, &last_, &run_);
     }
-    *o++ = b;
-    if (b == last) {
-      ++run;
-    } else {
-      last = b;
-      run = 1;
-    }
+    out.resize_uninitialized(out.size() + static_cast<size_t>(end - o));
+    done += n;
   }
-  out.resize_uninitialized(static_cast<size_t>(o - out.data()));
-  last_ = last;
-  run_ = run;
 }
 
 }  // namespace mibz2::bz2
