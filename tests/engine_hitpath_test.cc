@@ -1,13 +1,15 @@
 // The cache-hit path takes no lock but a cache shard's (see ../shared/reading/
 // futex-storm-lookup-under-lock.md): while another thread holds the Reader's in-flight mutex, or
-// the cache's admission mutex, for 300 ms, 1000 reads of a cached range all complete inside that
-// window. This is a correctness property of which locks the hit path takes, not a benchmark: a hit
+// the cache's admission mutex (until the reads are done, or 30 s), 1000 reads of a cached range all
+// complete while it is held. This is a correctness property of which locks the hit path takes, not a benchmark: a hit
 // path that took either lock would finish its reads only after the release, and the test says so.
 // Negative controls show the test can fail: a read of an uncached block does wait for the holder.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <ostream>
 #include <thread>
 
@@ -20,28 +22,43 @@ using engine::Engine;
 using engine::Reader;
 using Clock = std::chrono::steady_clock;
 
-constexpr auto kHold = std::chrono::milliseconds(300);
+// The longest a lock is held: far longer than any run of cached reads takes, even under a
+// sanitizer on a loaded machine, so that a hit path that waited for the lock is told apart from
+// one that is merely slow (which is not what these tests are about).
+constexpr auto kMaxHold = std::chrono::seconds(30);
 
-// Holds a mutex on its own thread for kHold from construction; phase() is 1 while it is held and
-// 2 from just before it is released.
+// Holds a mutex on its own thread from construction until release() or kMaxHold; phase() is 1 while
+// it is held and 2 from just before it is released.
 class LockHolder {
  public:
   explicit LockHolder(std::mutex& m) : thread_([this, &m] {
     std::unique_lock lk(m);
     phase_ = 1;
-    std::this_thread::sleep_for(kHold);
+    std::unique_lock wait(release_mu_);
+    released_cv_.wait_for(wait, kMaxHold, [this] { return released_; });
     phase_ = 2;
   }) {
     while (phase_.load() == 0) std::this_thread::yield();
   }
   ~LockHolder() { join(); }
+  void release() {
+    {
+      std::lock_guard lk(release_mu_);
+      released_ = true;
+    }
+    released_cv_.notify_all();
+  }
   void join() {
+    release();
     if (thread_.joinable()) thread_.join();
   }
   int phase() const { return phase_.load(); }
 
  private:
   std::atomic<int> phase_{0};
+  std::mutex release_mu_;
+  std::condition_variable released_cv_;
+  bool released_ = false;
   std::thread thread_;
 };
 
@@ -77,7 +94,6 @@ void expect_reads_finish_while_held(Engine& e, Reader& r, const Source& s, Lock 
   EXPECT_EQ(phase, 1) << count << " reads of a cached range took " << elapsed.count() / 1000.0
                       << " ms and finished only after " << name_of(which)
                       << " was released: the hit path waited for a lock it must not take";
-  EXPECT_LT(elapsed, kHold);
 }
 
 // Negative control: a read that must decode waits for `which`; it finishes only after release.
