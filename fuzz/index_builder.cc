@@ -28,6 +28,7 @@
 #include "index/block_index.h"
 #include "index/index_builder.h"
 #include "index/index_format.h"
+#include "index/source_bytes.h"
 #include "index_test_support.h"
 #include "test_support.h"
 
@@ -57,7 +58,8 @@ class Sink final : public index::ResolvedBlockSink {
 };
 
 index::BuildResult build(std::span<const uint8_t> data, Sink* sink) {
-  index::IndexBuilder builder(data, kWindow, sink);
+  const index::SpanBytes source(data);
+  index::IndexBuilder builder(source, kWindow, sink);
   test::drive_builder(builder);
   FUZZ_CHECK(builder.finished() && builder.ready_work() == 0, "the driver returned before the build finished");
   FUZZ_CHECK(builder.bytes_done() <= builder.bytes_total(), "progress past the end");

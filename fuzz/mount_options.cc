@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/mount_options.h"
+#include "tools/mount_options.h"
 #include "fuzz_support.h"
 
 namespace {
@@ -68,25 +68,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t size) {
   for (std::string& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
 
-  fs::MountOptions options;
+  tools::MountOptions options;
   fuse_args args{};
-  fs::ParseOutcome outcome;
+  tools::MountCommandLine parsed;
   {
     Silence quiet;
-    outcome = fs::parse_mount_options(static_cast<int>(words.size()), argv.data(), &options, &args);
+    parsed = tools::parse_mount_options(static_cast<int>(words.size()), argv.data(), &options, &args);
   }
-  if (outcome == fs::ParseOutcome::kMount) {
+  if (parsed.outcome == tools::MountCommandLine::Outcome::kError)
+    FUZZ_CHECK(!parsed.error.empty() && parsed.error.find('\n') == std::string::npos,
+               "an error that is not one line: '" + parsed.error + "'");
+  if (parsed.outcome == tools::MountCommandLine::Outcome::kMount) {
     // What mibz2fs checks next; a mount that would go ahead has both paths absolute (the daemon
     // changes directory to / when it detaches).
-    if (fs::check_mount_paths(options).empty())
-      FUZZ_CHECK(options.source.starts_with('/') && options.mountpoint.starts_with('/'),
-                 "a mount with a relative path: '" + options.source + "' '" + options.mountpoint + "'");
-    FUZZ_CHECK(options.threads <= 1024, "threads " + std::to_string(options.threads));
-    static const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+    if (tools::check_mount_paths(options).empty())
+      FUZZ_CHECK(options.fs.source.starts_with('/') && options.fs.mountpoint.starts_with('/'),
+                 "a mount with a relative path: '" + options.fs.source + "' '" + options.fs.mountpoint + "'");
+    FUZZ_CHECK(options.fs.threads <= 1024, "threads " + std::to_string(options.fs.threads));
+    static const char* kLevels[] = {"trace", "debug", "info", "warn", "warning", "error", "critical", "off"};
     bool known = false;
     for (const char* l : kLevels) known = known || options.log_level == l;
     FUZZ_CHECK(known, "log level '" + options.log_level + "'");
-    FUZZ_CHECK(args.argc >= 2 && std::string(args.argv[args.argc - 1]).rfind("-oro,default_permissions,", 0) == 0,
+    FUZZ_CHECK(args.argc >= 2 && std::string(args.argv[args.argc - 1]).rfind("ro,default_permissions,", 0) == 0,
                "the read-only options are not last");
   }
   fuse_opt_free_args(&args);
