@@ -282,6 +282,10 @@ TEST(MountOptions, BadValuesAndArgumentsGiveOneLine) {
       {{"a"}, "missing MOUNTPOINT (" + usage},
       {{"a", "b", "c"}, "unexpected argument 'c' after SOURCE and MOUNTPOINT (try --help)"},
       {{"a", "b", "-o"}, "missing argument after '-o' (try --help)"},
+      // Found by fuzz/mount_options.cc: an argument's newline or escape sequence was echoed as is.
+      {{"a", "b", "c\nd"}, "unexpected argument 'c\\nd' after SOURCE and MOUNTPOINT (try --help)"},
+      {{"-o", "log_level=\x1b[2J", "a", "b"},
+       "-o log_level: '\\x1b[2J' is not one of trace, debug, info, warn, error, critical, off"},
   };
   for (const Case& c : cases) {
     std::string shown;

@@ -77,6 +77,30 @@ std::string quoted(std::string_view text) {
 
 }  // namespace
 
+std::string one_line(std::string_view text) {
+  std::string s;
+  s.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) {
+      s += c;
+      continue;
+    }
+    switch (c) {
+      case '\n': s += "\\n"; break;
+      case '\t': s += "\\t"; break;
+      case '\r': s += "\\r"; break;
+      default: {
+        static constexpr char kHex[] = "0123456789abcdef";
+        s += "\\x";
+        s += kHex[u >> 4];
+        s += kHex[u & 15];
+      }
+    }
+  }
+  return s;
+}
+
 std::string not_a_size(std::string_view text) {
   return quoted(text) + " is not a size (bytes, or a number with K, M, G or T: 4096, 64K, 1.5G)";
 }

@@ -22,6 +22,11 @@ std::optional<uint64_t> parse_size(std::string_view text);
 // "'TEXT' is not a size (...)": the one wording of a bad SIZE, for both programs.
 std::string not_a_size(std::string_view text);
 
+// TEXT made fit for a one-line message: control characters (a newline or escape sequence in an
+// argument the user or a script passed) written as \n, \t, \r or \xNN, so that a message never
+// spans lines or drives the terminal.
+std::string one_line(std::string_view text);
+
 // --- thread counts ---
 //
 // A thread count is a whole number from 1 to 1024 in decimal digits. No count given means

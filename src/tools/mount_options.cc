@@ -116,7 +116,7 @@ MountCommandLine parse_mount_options(int argc, char** argv, MountOptions* option
   MountCommandLine result;
   auto fail = [&](std::string message) {
     result.outcome = MountCommandLine::Outcome::kError;
-    result.error = std::move(message);
+    result.error = one_line(message);  // arguments are quoted in it: keep it one line
     return result;
   };
   RawOptions raw;

@@ -1,0 +1,163 @@
+// Fuzz target: the index file parser (index::parse) and the whole load path (IndexStore::load of a
+// file holding the bytes).
+//
+// Input: a would-be index file (index/FORMAT.md). Seeds: index files of the seed bzip2 files, as
+// the builder makes them. Random mutations almost never keep the checksum right, so each input is
+// parsed twice: as it is, and with its checksum recomputed (which reaches the record checks).
+//
+// Checked: an index that parses serializes back to exactly the same bytes, and holds what readers
+// rely on (records ordered, chained and inside the source, sizes its levels allow, offsets mapped
+// back to their block, the damage count); IndexStore::load of a file with those bytes, for the
+// source identity they name, gives the same index, or rejects it exactly when parse does or the
+// file is larger than any index of that source can be.
+//
+// fuzz-args: -dict=index.dict -max_len=16384
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fuzz_support.h"
+#include "index/block_index.h"
+#include "index/index_format.h"
+#include "index/index_store.h"
+#include "index/xxh3.h"
+
+namespace {
+
+using namespace mibz2;
+
+constexpr size_t kChecksumOffset = 120;
+const std::string kSource = "/fuzz/source.bz2";
+
+// The bytes with the checksum FORMAT.md defines written in.
+std::vector<uint8_t> with_checksum(std::span<const uint8_t> bytes) {
+  std::vector<uint8_t> b(bytes.begin(), bytes.end());
+  index::Xxh3 h;
+  h.update(b.data(), kChecksumOffset);
+  h.update(b.data() + index::kHeaderSize, b.size() - index::kHeaderSize);
+  const uint64_t sum = h.digest();
+  std::memcpy(b.data() + kChecksumOffset, &sum, sizeof sum);
+  return b;
+}
+
+void check_index(const index::BlockIndex& idx, std::span<const uint8_t> bytes) {
+  const std::vector<uint8_t> again = index::serialize(idx);
+  FUZZ_CHECK(again.size() == bytes.size() && std::equal(again.begin(), again.end(), bytes.begin()),
+             "a parsed index does not serialize to its own bytes");
+  const uint64_t source_bits = idx.source.size * 8;
+  uint32_t damaged = 0;
+  for (size_t i = 0; i < idx.blocks.size(); ++i) {
+    const index::BlockRecord& r = idx.blocks[i];
+    const std::string which = "record " + std::to_string(i) + ": ";
+    FUZZ_CHECK(r.level() >= 1 && r.level() <= 9, which + "level");
+    FUZZ_CHECK(r.start_bit() <= source_bits && r.bit_length <= source_bits - r.start_bit(), which + "outside the source");
+    FUZZ_CHECK(i == 0 || r.start_bit() >= idx.blocks[i - 1].end_bit(), which + "overlaps the one before");
+    FUZZ_CHECK(i > 0 || r.out_offset == 0, which + "the first does not start at 0");
+    FUZZ_CHECK(r.out_offset < idx.decompressed_size, which + "starts past the end");
+    const uint64_t size = idx.block_size(i);
+    FUZZ_CHECK(size >= 1 && size <= index::max_block_output(r.level()), which + "size " + std::to_string(size));
+    FUZZ_CHECK(!r.nominal_size() || size == index::nominal_block_size(r.level()), which + "nominal size");
+    FUZZ_CHECK(idx.block_at(r.out_offset) == i && idx.block_at(r.out_offset + size - 1) == i,
+               which + "its offsets map to another block");
+    if (r.damaged()) ++damaged;
+    (void)index::describe_block(idx, i);
+  }
+  FUZZ_CHECK(damaged == idx.damaged_blocks, "damaged_blocks");
+  FUZZ_CHECK(index::damage_report(idx).size() == damaged, "damage report lines");
+  FUZZ_CHECK(!idx.blocks.empty() || idx.decompressed_size == 0, "no blocks but a size");
+}
+
+struct Store {
+  std::string dir;
+  std::string path;
+  index::IndexStore store;
+  explicit Store(std::string d) : dir(d), store(std::move(d)) { path = store.path_for(kSource); }
+  ~Store() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+
+Store& store() {
+  static Store s([] {
+    std::string t = (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : std::string("/tmp")) +
+                    "/mibz2-fuzz-index.XXXXXX";
+    if (!mkdtemp(t.data())) {
+      std::perror("mkdtemp");
+      std::abort();
+    }
+    return t;
+  }());
+  return s;
+}
+
+void write_file(const std::string& path, std::span<const uint8_t> bytes) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  FUZZ_CHECK(fd >= 0, "cannot create " + path);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    FUZZ_CHECK(n > 0, "cannot write " + path);
+    done += static_cast<size_t>(n);
+  }
+  close(fd);
+}
+
+// The identity the header names (so that a valid index is current), or a small file's.
+index::SourceIdentity identity_in(std::span<const uint8_t> b) {
+  index::SourceIdentity id;
+  auto get = [&](size_t off) {
+    uint64_t v = 0;
+    if (off + 8 <= b.size()) std::memcpy(&v, b.data() + off, 8);
+    return v;
+  };
+  id.size = b.size() >= 48 ? get(16) : 1000;
+  id.fingerprint = get(24);
+  id.mtime_ns = get(32);
+  id.inode = get(40);
+  return id;
+}
+
+void check_load(std::span<const uint8_t> bytes, bool parsed, const index::BlockIndex& idx) {
+  Store& s = store();
+  write_file(s.path, bytes);
+  const index::SourceIdentity id = parsed ? idx.source : identity_in(bytes);
+  index::BlockIndex loaded;
+  std::string reason;
+  const index::IndexStore::Load got = s.store.load(kSource, id, &loaded, &reason);
+  const bool fits = bytes.size() <= index::max_index_file_size(id.size);
+  if (parsed && fits) {
+    FUZZ_CHECK(got == index::IndexStore::Load::kCurrent, "a valid index for this source does not load: " + reason);
+    FUZZ_CHECK(index::serialize(loaded) == index::serialize(idx), "the loaded index differs from the parsed one");
+  } else {
+    FUZZ_CHECK(got == index::IndexStore::Load::kInvalid,
+               std::string(parsed ? "an index too large for its source" : "an index parse rejects") +
+                   " is not rejected as invalid: " + std::to_string(static_cast<int>(got)) + " " + reason);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t size) {
+  static fuzz::GuardedBuffer guarded;
+  const std::span<const uint8_t> raw = guarded.place({input, size});
+  index::BlockIndex idx;
+  std::string reason;
+  if (index::parse(raw, &idx, &reason)) check_index(idx, raw);
+
+  if (size < index::kHeaderSize) return 0;
+  const std::vector<uint8_t> fixed = with_checksum(raw);
+  index::BlockIndex fixed_idx;
+  const bool parsed = index::parse(fixed, &fixed_idx, &reason);
+  if (parsed) check_index(fixed_idx, fixed);
+  check_load(fixed, parsed, fixed_idx);
+  return 0;
+}
