@@ -94,6 +94,10 @@ Filesystem::Filesystem(const FilesystemOptions& options)
       engine_(std::make_unique<engine::Engine>(engine_options(options))),
       catalog_(std::make_unique<engine::Catalog>(*engine_, store_, &access_)),
       inodes_(root_, static_cast<uint64_t>(root_stat_.st_dev), static_cast<uint64_t>(root_stat_.st_ino), *catalog_) {
+  if (store_.dir().empty())
+    spdlog::warn("{}: indexes are kept in memory only, so every mount indexes every file again (one full decode "
+                 "of each); give -o index_dir=DIR to keep them",
+                 store_.problem());
   watcher_ = std::thread([this] { guard_thread("session watcher", [this] { watch_session(); }); });
 }
 
