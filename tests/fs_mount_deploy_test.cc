@@ -27,6 +27,9 @@
 
 #include "mount_harness.h"
 
+#ifndef MIBZ2_BINARY
+#error "MIBZ2_BINARY must name the mibz2 program"
+#endif
 #ifndef MIBZ2_SOURCE_DIR
 #error "MIBZ2_SOURCE_DIR must name the source tree (for README.md)"
 #endif
@@ -123,6 +126,23 @@ TEST_F(DeployMountTest, RootWithoutHomeKeepsIndexesInVarCacheAcrossMounts) {
   EXPECT_NE(log.find("/var/cache/mibz2fs is a symlink"), std::string::npos) << log;
   EXPECT_NE(log.find("every mount indexes every file again"), std::string::npos) << log;
   EXPECT_EQ(count_index_files(elsewhere), 0u);
+}
+
+// `mibz2 index` run as root (no HOME either) stores into the same directory, so that dumps can be
+// indexed before their first mount at boot: the mount then builds nothing.
+TEST_F(DeployMountTest, Mibz2IndexAsRootPreparesTheBootMount) {
+  if (const std::string why = private_var_cache(); !why.empty()) GTEST_SKIP() << why;
+  const stdfs::path src = new_source();
+  const Bytes content = one_file_source(src, 84);
+  const CommandResult indexed =
+      run_command("env -i " + shell_quote(MIBZ2_BINARY) + " index " + shell_quote((src / "a.txt.bz2").string()) + " 2>&1");
+  ASSERT_EQ(indexed.status, 0) << text_of(indexed.out);
+  EXPECT_EQ(count_index_files(kSystemIndexDir), 1u) << text_of(indexed.out);
+  Mibz2fs* m = mount_bare(src);
+  MOUNT_OR_RETURN(m);
+  EXPECT_TRUE(same_bytes(read_all(mnt_ / "a.txt").data, content));
+  EXPECT_EQ(slurp(m->log()).find(": indexing ("), std::string::npos) << slurp(m->log());
+  EXPECT_EQ(count_index_files(kSystemIndexDir), 1u);
 }
 
 // Copies made with cp -a (which copies every attribute listed) carry none of ours: they would be
