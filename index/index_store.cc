@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "index/index_dir.h"
 #include "index/xxh3.h"
 #include "index/index_format.h"
 #include "io/fd_io.h"
@@ -47,11 +48,7 @@ std::string base_name(const std::string& path) {
 
 }  // namespace
 
-std::string default_index_dir() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') return std::string(xdg) + "/mibz2fs";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/mibz2fs";
-  return {};
-}
+std::string default_index_dir() { return default_index_dir_of_process().dir; }
 
 bool identify_source(int fd, SourceIdentity* id, std::string* error) {
   struct stat st;
@@ -85,7 +82,14 @@ uint64_t max_index_file_size(uint64_t source_size) {
   return kHeaderSize + sizeof(BlockRecord) * (source_size * 8 / 48 + 2);
 }
 
-IndexStore::IndexStore(std::string dir) : dir_(dir.empty() ? default_index_dir() : std::move(dir)) {
+IndexStore::IndexStore(std::string dir) {
+  if (dir.empty()) {
+    const DefaultIndexDir chosen = default_index_dir_of_process();
+    if (chosen.dir.empty()) problem_ = "no index directory (neither XDG_CACHE_HOME nor HOME is set)";
+    else if (chosen.system) problem_ = ensure_private_dir(chosen.dir, geteuid());
+    if (problem_.empty()) dir = chosen.dir;
+  }
+  dir_ = std::move(dir);
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
 }
 
@@ -174,7 +178,7 @@ bool IndexStore::save(const std::string& source_abs_path, const BlockIndex& inde
     *error = std::move(why);
     return false;
   };
-  if (dir_.empty()) return fail("no index directory (neither XDG_CACHE_HOME nor HOME is set)");
+  if (dir_.empty()) return fail(problem_);
   if (!make_dirs(dir_, error)) return fail(*error);
 
   const std::string path = path_for(source_abs_path);

@@ -10,7 +10,7 @@
 
 namespace mibz2::index {
 
-// $XDG_CACHE_HOME/mibz2fs, else $HOME/.cache/mibz2fs (empty string if neither is set).
+// The directory the rule of index/index_dir.h gives this process (empty string if none).
 std::string default_index_dir();
 
 // Size, mtime, inode and the fingerprint (XXH3-64 of the first and last 64 KiB) of an open file.
@@ -21,10 +21,13 @@ uint64_t max_index_file_size(uint64_t source_size);
 
 class IndexStore {
  public:
-  // `dir` empty: default_index_dir().
+  // `dir` empty: default_index_dir(); root's /var/cache/mibz2fs is created (0700) or checked here,
+  // and left unused (dir() empty) if it is not safe (index/index_dir.h).
   explicit IndexStore(std::string dir = {});
 
+  // Empty when there is no place to store indexes (then problem() says why).
   const std::string& dir() const { return dir_; }
+  const std::string& problem() const { return problem_; }
   // The index file for a source, by its absolute path.
   std::string path_for(const std::string& source_abs_path) const;
 
@@ -40,6 +43,7 @@ class IndexStore {
 
  private:
   std::string dir_;
+  std::string problem_;  // why dir_ is empty
   mutable std::mutex mu_;  // a leaf lock
   bool read_only_ = false;  // guarded by mu_
 };

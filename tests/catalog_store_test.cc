@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "index/index_dir.h"
 #include "index/xxh3.h"
 #include "index/index_format.h"
 #include "catalog_test_support.h"
@@ -499,11 +500,65 @@ TEST(IndexStore, DirectoryNaming) {
   EXPECT_EQ(index::default_index_dir(), "/var/tmp/xdg-test/mibz2fs");
   EXPECT_EQ(IndexStore().dir(), "/var/tmp/xdg-test/mibz2fs");
   setenv("XDG_CACHE_HOME", "relative/ignored", 1);
-  if (const char* home = std::getenv("HOME"); home && *home) {
+  if (const char* home = std::getenv("HOME"); home && *home && geteuid() != 0) {
     EXPECT_EQ(index::default_index_dir(), std::string(home) + "/.cache/mibz2fs");
   }
   if (xdg) setenv("XDG_CACHE_HOME", saved.c_str(), 1);
   else unsetenv("XDG_CACHE_HOME");
+}
+
+// The rule of index/index_dir.h, case by case.
+TEST(IndexDir, DefaultFollowsXdgThenRootThenHome) {
+  using index::choose_default_index_dir;
+  auto dir = [](const char* xdg, const char* home, bool root) { return choose_default_index_dir({xdg, home, root}); };
+  // XDG_CACHE_HOME, when absolute, for anyone.
+  EXPECT_EQ(dir("/x/cache", "/home/u", false).dir, "/x/cache/mibz2fs");
+  EXPECT_EQ(dir("/x/cache", "/root", true).dir, "/x/cache/mibz2fs");
+  EXPECT_FALSE(dir("/x/cache", "/root", true).system);
+  // Root: /var/cache/mibz2fs whatever HOME says (fstab at boot has none, sudo may keep the user's).
+  for (const char* home : {static_cast<const char*>(nullptr), "", "/root", "/home/u"}) {
+    EXPECT_EQ(dir(nullptr, home, true).dir, "/var/cache/mibz2fs") << (home ? home : "(unset)");
+    EXPECT_TRUE(dir(nullptr, home, true).system);
+    EXPECT_EQ(dir("relative", home, true).dir, "/var/cache/mibz2fs");
+    EXPECT_EQ(dir("", home, true).dir, "/var/cache/mibz2fs");
+  }
+  // Others: HOME, else none.
+  EXPECT_EQ(dir(nullptr, "/home/u", false).dir, "/home/u/.cache/mibz2fs");
+  EXPECT_EQ(dir("relative", "/home/u", false).dir, "/home/u/.cache/mibz2fs");
+  EXPECT_FALSE(dir(nullptr, "/home/u", false).system);
+  EXPECT_EQ(dir(nullptr, nullptr, false).dir, "");
+  EXPECT_EQ(dir(nullptr, "", false).dir, "");
+}
+
+// Root's directory is made private, and refused when it is not.
+TEST(IndexDir, PrivateDirectoryIsCreatedOrRefused) {
+  TempDir tmp;
+  const uid_t me = geteuid();
+  const std::string made = (tmp.path() / "made").string();
+  EXPECT_EQ(index::ensure_private_dir(made, me), "");
+  struct stat st;
+  ASSERT_EQ(lstat(made.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_EQ(index::ensure_private_dir(made, me), "") << "an existing private directory is fine";
+  ASSERT_EQ(chmod(made.c_str(), 0755), 0);
+  EXPECT_EQ(index::ensure_private_dir(made, me), "") << "readable by others, writable by no one else";
+
+  ASSERT_EQ(chmod(made.c_str(), 0777), 0);
+  EXPECT_NE(index::ensure_private_dir(made, me).find("writable by others (mode 0777)"), std::string::npos);
+  ASSERT_EQ(chmod(made.c_str(), 0770), 0);
+  EXPECT_NE(index::ensure_private_dir(made, me).find("writable by others"), std::string::npos);
+  ASSERT_EQ(chmod(made.c_str(), 0700), 0);
+  EXPECT_NE(index::ensure_private_dir(made, me + 1).find("is owned by uid"), std::string::npos);
+
+  const std::string link = (tmp.path() / "link").string();
+  ASSERT_EQ(symlink(made.c_str(), link.c_str()), 0);
+  EXPECT_NE(index::ensure_private_dir(link, me).find("is a symlink"), std::string::npos);
+  const std::string file = (tmp.path() / "file").string();
+  write_file(file, as_span(to_bytes("x")));
+  EXPECT_NE(index::ensure_private_dir(file, me).find("is not a directory"), std::string::npos);
+  EXPECT_NE(index::ensure_private_dir((tmp.path() / "no" / "parent").string(), me).find("cannot create"),
+            std::string::npos);
 }
 
 }  // namespace

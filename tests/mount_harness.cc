@@ -74,12 +74,18 @@ std::string describe_status(int st) {
   return "wait status " + std::to_string(st);
 }
 
-Mibz2fs::Mibz2fs(std::vector<std::string> args, stdfs::path mnt, stdfs::path log)
+Mibz2fs::Mibz2fs(std::vector<std::string> args, stdfs::path mnt, stdfs::path log,
+                 std::optional<std::vector<std::string>> env)
     : args_(std::move(args)), mnt_(std::move(mnt)), log_(std::move(log)) {
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(kMibz2fs.c_str()));
   for (auto& a : args_) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::vector<char*> envp;
+  if (env) {
+    for (auto& e : *env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+  }
   std::fflush(nullptr);
   pid_ = fork();
   if (pid_ == 0) {
@@ -88,7 +94,8 @@ Mibz2fs::Mibz2fs(std::vector<std::string> args, stdfs::path mnt, stdfs::path log
       dup2(fd, 1);
       dup2(fd, 2);
     }
-    execv(argv[0], argv.data());
+    if (env) execve(argv[0], argv.data(), envp.data());
+    else execv(argv[0], argv.data());
     _exit(127);
   }
 }

@@ -45,7 +45,10 @@ std::string describe_status(int wait_status);
 // One `mibz2fs` child process, its output appended to a log file.
 class Mibz2fs {
  public:
-  Mibz2fs(std::vector<std::string> args, stdfs::path mnt, stdfs::path log);
+  // `env`, if given, is the child's whole environment (as `env -i` would leave it); else it
+  // inherits the test's.
+  Mibz2fs(std::vector<std::string> args, stdfs::path mnt, stdfs::path log,
+          std::optional<std::vector<std::string>> env = std::nullopt);
   ~Mibz2fs() { stop(); }
   Mibz2fs(const Mibz2fs&) = delete;
   Mibz2fs& operator=(const Mibz2fs&) = delete;

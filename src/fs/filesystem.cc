@@ -94,6 +94,10 @@ Filesystem::Filesystem(const FilesystemOptions& options)
       engine_(std::make_unique<engine::Engine>(engine_options(options))),
       catalog_(std::make_unique<engine::Catalog>(*engine_, store_, &access_)),
       inodes_(root_, static_cast<uint64_t>(root_stat_.st_dev), static_cast<uint64_t>(root_stat_.st_ino), *catalog_) {
+  if (store_.dir().empty())
+    spdlog::warn("{}: indexes are kept in memory only, so every mount indexes every file again (one full decode "
+                 "of each); give -o index_dir=DIR to keep them",
+                 store_.problem());
   watcher_ = std::thread([this] { guard_thread("session watcher", [this] { watch_session(); }); });
 }
 
@@ -562,8 +566,18 @@ void Filesystem::statfs(fuse_req_t req) {
     fuse_reply_err(req, err);
     return;
   }
-  // Read-only: nothing is free to write. Sizes are those of the source file system.
+  // As read-only file systems (squashfuse) do: the size is the content, and nothing is free. The
+  // content counted is the decompressed size of every file whose index is ready (known without
+  // waiting: df never waits for an index, and the total grows as indexing goes on); the source's
+  // plain files are not counted. The name length limit stays the source's.
+  uint64_t total = 0;
+  for (const engine::FileRef& file : inodes_.current_decompressed_files())
+    if (const engine::IndexStatus s = catalog_->status(file); s.ready()) total += s.index->decompressed_size;
+  constexpr unsigned long kUnit = 4096;
+  sv.f_bsize = sv.f_frsize = kUnit;
+  sv.f_blocks = static_cast<fsblkcnt_t>((total + kUnit - 1) / kUnit);
   sv.f_bfree = sv.f_bavail = 0;
+  sv.f_files = static_cast<fsfilcnt_t>(inodes_.size());
   sv.f_ffree = sv.f_favail = 0;
   sv.f_flag |= ST_RDONLY;
   fuse_reply_statfs(req, &sv);
@@ -615,11 +629,10 @@ void Filesystem::listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
     fuse_reply_err(req, ESTALE);
     return;
   }
-  std::string names;
-  if (node->kind == NodeKind::kDecompressed)
-    for (const char* x : kXattrNames) names.append(x).push_back('\0');
-  if (ino == FUSE_ROOT_ID) names.append(kStatsXattr).push_back('\0');
-  reply_xattr(req, names, size);
+  // Our attributes describe the mounted file, not its content: a copy made with `cp -a`,
+  // `rsync -X` or `tar --xattrs` (which copy every attribute listed) would carry them as stale
+  // lies. So none is listed; each is read by its name (getfattr -n).
+  reply_xattr(req, std::string(), size);
 }
 
 // --- the end of the session ---

@@ -47,4 +47,12 @@ size_t InodeTable::size() const {
   return by_ino_.size() - 1;
 }
 
+std::vector<engine::FileRef> InodeTable::current_decompressed_files() const {
+  std::lock_guard lk(mu_);
+  std::vector<engine::FileRef> files;
+  for (const auto& [rel, ino] : by_rel_)
+    if (const Node& n = *by_ino_[ino]; n.kind == NodeKind::kDecompressed) files.push_back(n.file);
+  return files;
+}
+
 }  // namespace mibz2::fs

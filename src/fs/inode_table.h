@@ -62,6 +62,9 @@ class InodeTable {
   Node* find(fuse_ino_t ino);
   Node& root() { return *find(FUSE_ROOT_ID); }
   size_t size() const;
+  // The catalog entries of the decompressed files the paths hold now, as far as the mount has seen
+  // them (the tree walk's, and every lookup's): one per path, the newest node's.
+  std::vector<engine::FileRef> current_decompressed_files() const;
 
  private:
   const io::SourceRoot& root_;

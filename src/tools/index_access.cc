@@ -55,7 +55,8 @@ engine::IndexStatus IndexAccess::obtain(const engine::FileRef& file, const std::
     std::fprintf(stderr, "%s: %s: %s\n", p, shown.c_str(), s.error.c_str());
   } else if (warn_unsaved_ && s.origin.built && !s.origin.saved && !warned_unsaved_) {
     warned_unsaved_ = true;
-    std::fprintf(stderr, "%s: index not saved (%s); keeping it in memory only\n", p, s.origin.save_error.c_str());
+    std::fprintf(stderr, "%s: index not saved (%s); keeping it in memory only: the next command indexes it again\n",
+                 p, s.origin.save_error.c_str());
   }
   return s;
 }

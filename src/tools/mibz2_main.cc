@@ -41,7 +41,8 @@ void add_file_options(CLI::App* command, FileOptions* o) {
   const std::string threads_help = "decoder threads, 1 to 1024 (default: its CPUs, " +
                                    std::to_string(mibz2::engine::default_decoder_threads()) + " here)";
   command->add_option("-j,--threads", o->threads, threads_help)->type_name("N")->check(thread_count());
-  command->add_option("--index-dir", o->index_dir, "where index files live (default: $XDG_CACHE_HOME/mibz2fs)")
+  command
+      ->add_option("--index-dir", o->index_dir, "where index files live (default: ~/.cache/mibz2fs, root's /var/cache/mibz2fs)")
       ->type_name("DIR");
   command->add_option("FILE", o->files, "the bzip2 files, one or more")->type_name("")->required();
 }
