@@ -30,6 +30,10 @@ uint64_t new_file_id() {
 // worker busy while resolution waits for the oldest decode, few enough to bound the decoded bytes
 // a streamed build holds.
 constexpr size_t kWindowPerThread = 4;
+// Decoded bytes a stream (mibz2 cat) holds ahead of its consumer, per decoder thread: ample for
+// ordinary blocks (about 1 MB each), while blocks that expand to 46 MB are held a few at a time.
+// A stream's memory is then at most threads x (this + the largest block + a decoder's scratch).
+constexpr uint64_t kStreamBytesPerThread = 16 << 20;
 
 }  // namespace
 
@@ -621,8 +625,8 @@ bool Catalog::stream(const FileRef& file, const std::function<bool(const index::
   }
   // The stream's room is freed on this thread; the build is known once started.
   std::shared_ptr<Build> build;
-  const size_t window = kWindowPerThread * engine_.pool().threads();
-  auto blocks = std::make_unique<index::BlockStream>(window, [&build, this] { pump(build); });
+  const uint64_t budget = kStreamBytesPerThread * engine_.pool().threads();
+  auto blocks = std::make_unique<index::BlockStream>(budget, [&build, this] { pump(build); });
   index::BlockStream* stream = blocks.get();
   build = start_build(file, std::move(blocks));
   if (!build) return false;
