@@ -140,6 +140,7 @@ void Catalog::settle_ready(const FileRef& file, std::shared_ptr<const index::Blo
   {
     std::lock_guard lk(file->mu_);
     file->state_ = IndexState::kReady;
+    file->confirmed_ctime_ns_ = index->source.ctime_ns;
     file->index_ = std::move(index);
     file->file_id_ = new_file_id();
     file->error_.clear();
@@ -163,6 +164,7 @@ void Catalog::settle_failed(const FileRef& file, IndexFailure failure, std::stri
     file->origin_ = std::move(origin);
     file->not_loaded_reason_.clear();
     file->failed_identity_ = known ? index::SourceIdentity::from_stat(st) : index::SourceIdentity{};
+    file->confirmed_ctime_ns_ = file->failed_identity_.ctime_ns;
     file->index_.reset();
     file->builder_.reset();
     file->wanted_now_ = false;
@@ -186,6 +188,7 @@ bool Catalog::load_stored(const FileRef& file) {
   index::BlockIndex loaded;
   std::string reason;
   const auto status = store_.load(file->path(), id, &loaded, &reason);
+  loaded.source.ctime_ns = id.ctime_ns;  // index files do not keep it: the file's, as just confirmed
   if (status == index::IndexStore::Load::kCurrent) {
     settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(loaded)), std::move(origin));
     return true;
@@ -315,11 +318,31 @@ bool Catalog::refresh(const FileRef& file) {
   if (access_.stat(*file, &st) != 0) return false;  // gone: the open will fail on its own
   const index::SourceIdentity now = index::SourceIdentity::from_stat(st);
   uint64_t forget_id = 0;
+  std::shared_ptr<const index::BlockIndex> confirming;
   {
     std::lock_guard lk(file->mu_);
     if (file->state_ != IndexState::kReady && file->state_ != IndexState::kFailed) return false;
     const index::SourceIdentity& was = file->state_ == IndexState::kReady ? file->index_->source : file->failed_identity_;
-    if (was.same_stat(now)) return false;
+    if (was.same_stat(now) && file->confirmed_ctime_ns_ == now.ctime_ns) return false;
+    if (was.same_stat(now) && file->state_ == IndexState::kReady) confirming = file->index_;
+  }
+  // Only the ctime moved: a chmod, or content rewritten in place with size and mtime put back.
+  // The fingerprint tells them apart (FORMAT.md), read outside every lock.
+  if (confirming) {
+    index::SourceIdentity id;
+    std::string err;
+    const int fd = open_source(*file, &id, &err);
+    if (fd >= 0) close(fd);
+    std::lock_guard lk(file->mu_);
+    if (file->index_ != confirming) return false;  // settled again meanwhile
+    if (fd >= 0 && id == confirming->source) {
+      file->confirmed_ctime_ns_ = id.ctime_ns;
+      return false;
+    }
+  }
+  {
+    std::lock_guard lk(file->mu_);
+    if (file->state_ != IndexState::kReady && file->state_ != IndexState::kFailed) return false;
     // Changed: forget the old content; it is indexed again at the next need.
     forget_id = file->file_id_;
     file->state_ = IndexState::kStale;
