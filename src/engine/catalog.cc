@@ -343,6 +343,7 @@ bool Catalog::refresh(const FileRef& file) {
   {
     std::lock_guard lk(file->mu_);
     if (file->state_ != IndexState::kReady && file->state_ != IndexState::kFailed) return false;
+    if (confirming && file->index_ != confirming) return false;  // settled again meanwhile
     // Changed: forget the old content; it is indexed again at the next need.
     forget_id = file->file_id_;
     file->state_ = IndexState::kStale;
