@@ -46,7 +46,7 @@ class Sink final : public index::ResolvedBlockSink {
   std::vector<std::vector<uint8_t>> bytes;
   int finished = 0;
 
-  bool has_room() const override { return true; }
+  bool has_room(uint64_t, size_t) const override { return true; }
   void on_block(size_t block, const BlockRecord& record, bz2::ByteBuffer b) override {
     FUZZ_CHECK(finished == 0, "a block after the end of the build");
     FUZZ_CHECK(block == records.size(), "block " + std::to_string(block) + " handed over as number " +

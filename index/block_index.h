@@ -65,13 +65,21 @@ struct SourceIdentity {
   uint64_t mtime_ns = 0;
   uint64_t inode = 0;
   uint64_t fingerprint = 0;  // XXH3-64 of the first and last 64 KiB (FORMAT.md)
-  bool operator==(const SourceIdentity&) const = default;
+  // The inode's change time when the identity was taken: not stored in index files and not part
+  // of the identity (a chmod changes it), but a rewrite in place that restores size and mtime
+  // (cp -p, rsync -t, touch -r) cannot restore it, so a changed ctime makes the catalog check the
+  // fingerprint again before it trusts a size it showed.
+  uint64_t ctime_ns = 0;
+  bool operator==(const SourceIdentity& o) const {
+    return same_stat(o) && fingerprint == o.fingerprint;
+  }
 
-  // Size, mtime and inode from stat (fingerprint 0: it needs a read).
+  // Size, mtime, inode and ctime from stat (fingerprint 0: it needs a read).
   static SourceIdentity from_stat(const struct stat& st) {
     return {static_cast<uint64_t>(st.st_size),
             static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec),
-            static_cast<uint64_t>(st.st_ino), 0};
+            static_cast<uint64_t>(st.st_ino), 0,
+            static_cast<uint64_t>(st.st_ctim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_ctim.tv_nsec)};
   }
   // The same file as far as stat can tell (size, mtime, inode; not the fingerprint).
   bool same_stat(const SourceIdentity& o) const { return size == o.size && mtime_ns == o.mtime_ns && inode == o.inode; }

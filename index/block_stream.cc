@@ -4,8 +4,8 @@
 
 namespace mibz2::index {
 
-BlockStream::BlockStream(size_t max_blocks, std::function<void()> on_room)
-    : max_blocks_(std::max<size_t>(max_blocks, 1)), on_room_(std::move(on_room)) {}
+BlockStream::BlockStream(uint64_t max_bytes, std::function<void()> on_room)
+    : max_bytes_(std::max<uint64_t>(max_bytes, 1)), on_room_(std::move(on_room)) {}
 
 bool BlockStream::next(Block* out) {
   {
@@ -14,19 +14,23 @@ bool BlockStream::next(Block* out) {
     if (blocks_.empty()) return false;
     *out = std::move(blocks_.front());
     blocks_.pop_front();
-    queued_.store(blocks_.size(), std::memory_order_relaxed);
+    queued_bytes_.fetch_sub(out->bytes.size(), std::memory_order_relaxed);
   }
   if (on_room_) on_room_();
   return true;
 }
 
-bool BlockStream::has_room() const { return queued_.load(std::memory_order_relaxed) < max_blocks_; }
+bool BlockStream::has_room(uint64_t unresolved_bytes, size_t decoding) const {
+  const uint64_t queued = queued_bytes_.load(std::memory_order_relaxed);
+  if (queued == 0 && decoding == 0) return true;  // the consumer waits and nothing else will come
+  return queued + unresolved_bytes < max_bytes_;
+}
 
 void BlockStream::on_block(size_t block, const BlockRecord& record, bz2::ByteBuffer bytes) {
   {
     std::lock_guard lk(mu_);
+    queued_bytes_.fetch_add(bytes.size(), std::memory_order_relaxed);
     blocks_.push_back(Block{std::move(bytes), block, record});
-    queued_.store(blocks_.size(), std::memory_order_relaxed);
   }
   ready_.notify_one();
 }

@@ -23,11 +23,11 @@ constexpr uint64_t kScanBefore = 4;
 constexpr uint64_t kScanAfter = 16;
 // A block's compressed bytes are read in one request, as far as the next candidate (where the block
 // most likely ends) plus a little; a block longer than that is read again, larger, up to the most
-// a level-9 block can take: 900000 symbols of up to 20 bits, 18001 selectors of up to 7 bits, six
-// tables of 258 codes of up to 41 bits, and the headers (2.3 MB; 3 MiB is a safe ceiling).
+// a block can take (bz2::kMaxBlockBytes).
 constexpr uint64_t kBlockSlackBytes = 16;
 constexpr uint64_t kFirstGuessBytes = 1 << 20;
-constexpr uint64_t kMaxBlockBytes = 3 << 20;
+using bz2::kMaxBlockBytes;
+constexpr size_t kScratchKeptBytes = 8 << 20;
 
 std::string hex32(uint32_t v) {
   char buf[16];
@@ -76,7 +76,21 @@ bool IndexBuilder::should_scan_locked() const {
 
 bool IndexBuilder::can_claim_locked() const {
   return next_claim_seq_ < front_seq_ + candidates_.size() && next_claim_seq_ < front_seq_ + window_ &&
-         (!sink_ || sink_->has_room());
+         (!sink_ || sink_has_room_locked());
+}
+
+// Bytes and decodes summed over the claimed part of the window (a few candidates per thread), so
+// that no count can drift from the candidates as they are decoded, resolved or dropped.
+bool IndexBuilder::sink_has_room_locked() const {
+  uint64_t bytes = 0;
+  size_t decoding = 0;
+  const uint64_t end = std::min<uint64_t>(next_claim_seq_, front_seq_ + candidates_.size());
+  for (uint64_t seq = front_seq_; seq < end; ++seq) {
+    const Candidate& c = candidates_[seq - front_seq_];
+    bytes += c.bytes.size();
+    decoding += c.state == Candidate::State::kDecoding;
+  }
+  return sink_->has_room(bytes, decoding);
 }
 
 size_t IndexBuilder::ready_work() const {
@@ -190,7 +204,10 @@ IndexBuilder::Step IndexBuilder::decode_locked(std::unique_lock<std::mutex>& lk,
     bz2::ByteBuffer kept;  // with a sink: decode straight into the buffer it gets
     bz2::ByteBuffer& out = sink_ ? kept : scratch;
     Decoded d = decode_candidate(bit, guess_end_bit, decoder, out);
-    if (scratch.capacity() > (64u << 20)) bz2::ByteBuffer().swap(scratch);  // do not hoard a huge block
+    // A thread keeps its scratch for ordinary blocks (about 1 MB), never the 46 MB of an expanding
+    // one: the daemon's memory rule (man/mibz2fs.1, MEMORY) counts one block a thread while it
+    // decodes, not one a thread forever.
+    if (scratch.capacity() > kScratchKeptBytes) bz2::ByteBuffer().swap(scratch);
     lk.lock();
     // The candidate may have been dropped (resolution passed it) while we decoded.
     if (seq >= front_seq_) {

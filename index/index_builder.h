@@ -51,7 +51,10 @@ class ResolvedBlockSink {
  public:
   virtual ~ResolvedBlockSink() = default;
   // False while the consumer is behind: decoders then claim no new candidates (backpressure).
-  virtual bool has_room() const = 0;
+  // `unresolved_bytes`: what the builder holds for the sink besides, decoded ahead of resolution;
+  // `decoding`: decodes under way. With none under way and nothing queued a sink must say yes
+  // whatever the bytes, or a build whose resolution waits for one more decode would stall.
+  virtual bool has_room(uint64_t unresolved_bytes, size_t decoding) const = 0;
   // Block number `block` with its record; `bytes` holds its decoded bytes, empty when the record
   // is damaged (never serve those).
   virtual void on_block(size_t block, const BlockRecord& record, bz2::ByteBuffer bytes) = 0;
@@ -119,6 +122,7 @@ class IndexBuilder {
 
   bool should_scan_locked() const;
   bool can_claim_locked() const;  // room in the window and at the sink
+  bool sink_has_room_locked() const;  // the sink's room, given what is decoded ahead of it
   Step scan_locked(std::unique_lock<std::mutex>& lk);
   Step decode_locked(std::unique_lock<std::mutex>& lk, bz2::BlockDecoder& decoder, bz2::ByteBuffer& scratch);
   Decoded decode_candidate(uint64_t bit, uint64_t guess_end_bit, bz2::BlockDecoder& decoder, bz2::ByteBuffer& out) const;

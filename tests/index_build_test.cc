@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "bz2/stream_parser.h"
 #include "index/index_format.h"
+#include "index/source_window.h"
 #include "index_test_support.h"
 
 namespace mibz2::test {
@@ -215,6 +217,72 @@ TEST(IndexBuildConcurrent, CancelEndsABuildAtOnce) {
     }
     builder.cancel();  // again: harmless
   }
+}
+
+}  // namespace
+}  // namespace mibz2::test
+
+namespace mibz2::test {
+namespace {
+
+// A source that shrank to `left` bytes after the build took its size: reads past it come back short.
+class ShrunkBytes final : public index::SourceBytes {
+ public:
+  ShrunkBytes(const Bytes& data, uint64_t left) : SourceBytes(data.size()), data_(data), left_(left) {}
+
+ private:
+  ssize_t read_at(uint64_t offset, size_t len, uint8_t* out) const override {
+    if (offset >= left_) return 0;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(len, left_ - offset));
+    std::memcpy(out, data_.data() + offset, n);
+    return static_cast<ssize_t>(n);
+  }
+  const Bytes& data_;
+  const uint64_t left_;
+};
+
+// mibz2 cat -j 1 reads through a SourceWindow: with windows far smaller than a block (every block
+// straddles refills) and larger, the output and the error are those of the whole file in memory.
+TEST(SourceWindow, SequentialDecodeThroughAnySizeOfWindowIsTheWholeFilesDecode) {
+  for (const Variant& v : corpus()) {
+    const OurResult want = decode_ours(v.file);
+    for (size_t window : {size_t{1}, size_t{4096}, size_t{100000}, size_t{8} << 20}) {
+      SCOPED_TRACE(v.name + ", window " + std::to_string(window));
+      const index::SpanBytes bytes(v.file);
+      index::SourceWindow input(bytes, window);
+      Bytes got;
+      bz2::SequentialSink sink;
+      sink.write = [&](const uint8_t* d, size_t n) {
+        got.insert(got.end(), d, d + n);
+        return true;
+      };
+      bz2::BlockDecoder decoder;
+      const bz2::Error e = bz2::decode_sequential(input, decoder, sink);
+      EXPECT_EQ(e.code, want.error.code);
+      EXPECT_EQ(e.bit_offset, want.error.bit_offset);
+      EXPECT_TRUE(same_bytes(got, want.out));
+      EXPECT_FALSE(input.shrank());
+    }
+  }
+}
+
+// A file that shrinks under the reader ends the input where it now ends, and says it shrank.
+TEST(SourceWindow, AFileThatShrankEndsTheInputAndSaysSo) {
+  const Variant& v = corpus().back();
+  const ShrunkBytes bytes(v.file, v.file.size() / 2);
+  index::SourceWindow input(bytes, 4096);
+  bz2::SequentialSink sink;
+  uint64_t written = 0;
+  sink.write = [&](const uint8_t*, size_t n) {
+    written += n;
+    return true;
+  };
+  bz2::BlockDecoder decoder;
+  const bz2::Error e = bz2::decode_sequential(input, decoder, sink);
+  EXPECT_EQ(e.code, bz2::ErrorCode::kTruncated) << bz2::to_string(e);
+  EXPECT_TRUE(input.shrank());
+  EXPECT_EQ(input.read_error(), 0);
+  EXPECT_LT(written, v.plain.size());
 }
 
 }  // namespace

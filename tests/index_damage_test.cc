@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -609,6 +610,95 @@ TEST(IndexDamageConcurrent, RandomBitFlipsOnFourThreads) {
     EXPECT_TRUE(same_index(four.index, one.index)) << "bit " << bit;
     EXPECT_EQ(four.notes, one.notes) << "bit " << bit;
   }
+}
+
+}  // namespace
+}  // namespace mibz2::test
+
+namespace mibz2::test {
+namespace {
+
+// A file of `head`, then `gap` zero bytes, then `tail`, without holding the gap in memory: a
+// damaged stretch of hundreds of MiB costs nothing to make.
+class GapBytes final : public index::SourceBytes {
+ public:
+  GapBytes(Bytes head, uint64_t gap, Bytes tail)
+      : SourceBytes(head.size() + gap + tail.size()), head_(std::move(head)), gap_(gap), tail_(std::move(tail)) {}
+
+ private:
+  ssize_t read_at(uint64_t offset, size_t len, uint8_t* out) const override {
+    for (size_t i = 0; i < len;) {
+      const uint64_t at = offset + i;
+      size_t n;
+      if (at < head_.size()) {
+        n = static_cast<size_t>(std::min<uint64_t>(len - i, head_.size() - at));
+        std::memcpy(out + i, head_.data() + at, n);
+      } else if (at < head_.size() + gap_) {
+        n = static_cast<size_t>(std::min<uint64_t>(len - i, head_.size() + gap_ - at));
+        std::memset(out + i, 0, n);
+      } else {
+        const uint64_t t = at - head_.size() - gap_;
+        n = static_cast<size_t>(std::min<uint64_t>(len - i, tail_.size() - t));
+        std::memcpy(out + i, tail_.data() + t, n);
+      }
+      i += n;
+    }
+    return static_cast<ssize_t>(len);
+  }
+  const Bytes head_;
+  const uint64_t gap_;
+  const Bytes tail_;
+};
+
+index::BuildResult build_source(const index::SourceBytes& bytes) {
+  index::IndexBuilder builder(bytes, 8);
+  std::vector<std::thread> workers;
+  for (int i = 0; i < 2; ++i) workers.emplace_back([&builder] { drive_builder(builder); });
+  EXPECT_TRUE(builder.wait_finished(kBuildTimeout));
+  for (auto& t : workers) t.join();
+  return builder.take_result();
+}
+
+// A block whose tables are broken, followed by more than 512 MiB of zeros (no block magic in
+// them) and then a good stream: the undecodable block stands for the whole damaged stretch, over
+// 2^32 bits long, and its record must say exactly that (with a 32-bit length it wrapped).
+TEST(IndexDamage, ADamagedStretchLongerThan512MiBKeepsItsLength) {
+  const Base& b = base();
+  const BlockSpan& damaged = b.layout.blocks[1];
+  const std::optional<uint64_t> bit = find_early_failure_flip(b.file, damaged);
+  ASSERT_TRUE(bit.has_value());
+  Bytes bad = b.file;
+  flip_bit(bad, *bit);
+  // The head ends a few bytes into the damaged block; the tail is stream B, whole.
+  const Bytes head = slice(bad, 0, *bit / 8 + 16);
+  const uint64_t b_start = b.layout.stream_bytes[1];
+  const Bytes tail = slice(bad, b_start, bad.size() - b_start);
+  auto damaged_length = [&](uint64_t gap, BlockIndex* idx) {
+    const GapBytes bytes(head, gap, tail);
+    index::BuildResult r = build_source(bytes);
+    EXPECT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.index.blocks.size(), 2 + b.index.blocks.size() - b.stream_b_first_block) << all_notes(r.notes);
+    if (r.index.blocks.size() < 2) return uint64_t{0};
+    EXPECT_TRUE(r.index.blocks[1].undecodable());
+    EXPECT_EQ(r.index.blocks[1].start_bit(), damaged.start_bit);
+    *idx = r.index;
+    return r.index.blocks[1].bit_length;
+  };
+  BlockIndex small_idx, big_idx;
+  const uint64_t small_gap = 4096, big_gap = uint64_t{600} << 20;
+  const uint64_t small = damaged_length(small_gap, &small_idx);
+  const uint64_t big = damaged_length(big_gap, &big_idx);
+  ASSERT_GT(small, 0u);
+  EXPECT_EQ(big, small + (big_gap - small_gap) * 8);
+  EXPECT_GT(big, uint64_t{1} << 32);
+  // The blocks after it keep their place, and the length survives the index file.
+  ASSERT_EQ(big_idx.blocks.size(), small_idx.blocks.size());
+  EXPECT_EQ(big_idx.blocks[2].start_bit(), small_idx.blocks[2].start_bit() + (big_gap - small_gap) * 8);
+  big_idx.source.size = head.size() + big_gap + tail.size();
+  BlockIndex parsed;
+  std::string reason;
+  ASSERT_TRUE(index::parse(index::serialize(big_idx), &parsed, &reason)) << reason;
+  EXPECT_EQ(parsed.blocks[1].bit_length, big);
 }
 
 }  // namespace

@@ -21,43 +21,51 @@ StreamStart classify_stream_start(std::span<const uint8_t> data, uint64_t byte, 
   return StreamStart::kStream;
 }
 
-Error decode_sequential(std::span<const uint8_t> data, BlockDecoder& decoder, const SequentialSink& sink) {
+Error decode_sequential(SequentialInput& input, BlockDecoder& decoder, const SequentialSink& sink) {
   ByteBuffer block;
   uint64_t byte = 0;
   for (bool first = true;; first = false) {
     int level = 0;
-    switch (classify_stream_start(data, byte, &level)) {
+    std::span<const uint8_t> view = input.from(byte, kStreamHeaderBits / 8);
+    switch (classify_stream_start(view, 0, &level)) {
       case StreamStart::kStream: break;
       case StreamStart::kEnd:
         if (first) return {ErrorCode::kTruncated, 0};
         return {};
-      case StreamStart::kTruncated: return {ErrorCode::kTruncated, data.size() * uint64_t{8}};
+      case StreamStart::kTruncated: return {ErrorCode::kTruncated, (byte + view.size()) * 8};
       case StreamStart::kNotBzip2:
         if (first) return {ErrorCode::kBadStreamHeader, 0};
         if (sink.warn) sink.warn("trailing garbage after the last stream ignored (" +
-                                 std::to_string(data.size() - byte) + " bytes at byte " +
-                                 std::to_string(byte) + ")");
+                                 std::to_string(input.size() > byte ? input.size() - byte : view.size()) +
+                                 " bytes at byte " + std::to_string(byte) + ")");
         return {};
     }
     uint64_t bit = byte * 8 + kStreamHeaderBits;
     uint32_t combined = 0;
     for (;;) {
-      const uint64_t magic = read48_at(data, bit);
+      // Each step sees the input from the byte holding `bit`; offsets in `view` are relative to it.
+      const uint64_t base = bit / 8 * 8;
+      view = input.from(bit / 8, kEndOfStreamBits / 8 + 2);
+      const uint64_t magic = read48_at(view, bit - base);
       if (magic == kBlockMagic) {
+        view = input.from(bit / 8, kMaxBlockBytes);
         BlockResult r;
         block.clear();
-        if (Error e = decoder.decode(data, bit, level, block, r)) return e;
+        if (Error e = decoder.decode(view, bit - base, level, block, r)) {
+          e.bit_offset += base;
+          return e;
+        }
         combined = combine_stream_crc(combined, r.stored_crc);
         if (sink.write && !sink.write(block.data(), block.size())) return {};
-        bit = r.end_bit;
+        bit = base + r.end_bit;
       } else if (magic == kEndOfStreamMagic) {
-        if (bit + kEndOfStreamBits > data.size() * uint64_t{8}) return {ErrorCode::kTruncated, bit};
-        BitReader br(data, bit + 48);
+        if (bit - base + kEndOfStreamBits > view.size() * uint64_t{8}) return {ErrorCode::kTruncated, bit};
+        BitReader br(view, bit - base + 48);
         if (br.read(32) != combined) return {ErrorCode::kStreamCrcMismatch, bit + 48};
         bit += kEndOfStreamBits;
         break;
       } else {
-        if (bit + 48 > data.size() * uint64_t{8}) return {ErrorCode::kTruncated, bit};
+        if (bit - base + 48 > view.size() * uint64_t{8}) return {ErrorCode::kTruncated, bit};
         return {ErrorCode::kBadBlockMagic, bit};
       }
     }

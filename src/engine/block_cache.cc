@@ -59,6 +59,7 @@ bool BlockCache::evict_one() {
     resident_.fetch_sub(e.bytes, std::memory_order_relaxed);
     stats_.cache_bytes.store(resident_.load(std::memory_order_relaxed), std::memory_order_relaxed);
     dropped = std::move(e.block);
+    if (dropped.use_count() > 1) held_outside_.emplace_back(dropped, e.bytes);
     s.map.erase(e.key);
     s.lru.pop_back();
   }
@@ -78,8 +79,11 @@ void BlockCache::insert(const BlockKey& key, BlockRef block, bool prefetched) {
     std::lock_guard lk(s.mu);
     if (s.map.count(key)) return;  // decoded twice (a dropped in-flight entry); keep the first
   }
-  while (resident_.load(std::memory_order_relaxed) + bytes > capacity_)
+  uint64_t outside = held_outside_bytes();
+  while (resident_.load(std::memory_order_relaxed) + outside + bytes > capacity_) {
     if (!evict_one()) break;
+    outside = held_outside_bytes();
+  }
   Shard& s = shard_for(key);
   std::lock_guard lk(s.mu);
   s.lru.push_front(Entry{key, std::move(block), bytes, tick_.fetch_add(1, std::memory_order_relaxed), prefetched});
@@ -87,6 +91,16 @@ void BlockCache::insert(const BlockKey& key, BlockRef block, bool prefetched) {
   const uint64_t now = resident_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   stats_.cache_bytes.store(now, std::memory_order_relaxed);
   if (now > stats_.cache_bytes_peak.load(std::memory_order_relaxed)) stats_.cache_bytes_peak.store(now, std::memory_order_relaxed);
+}
+
+uint64_t BlockCache::held_outside_bytes() {
+  uint64_t n = 0;
+  std::erase_if(held_outside_, [&](const auto& h) {
+    if (h.first.expired()) return true;
+    n += h.second;
+    return false;
+  });
+  return n;
 }
 
 void BlockCache::erase_file(uint64_t file) {

@@ -5,7 +5,11 @@
 // while decoding or reading files (those belong to the readers' in-flight tables). Admission and
 // eviction are serialised by their own mutex; eviction picks the least recently used entry across
 // all shards by comparing the shards' tails, so the bound is global and exact in bytes.
-// A block handed out is a shared_ptr: eviction never frees bytes under a reader.
+// A block handed out is a shared_ptr: eviction never frees bytes under a reader. A block evicted
+// while a reader still copies from it still takes memory, so it still counts against the capacity
+// until the last reader lets go (held_outside_): the bound is on decoded bytes alive, not only on
+// those the cache can find. (Only when the blocks readers hold exceed the capacity by themselves
+// does the total pass it, by what they hold.)
 #pragma once
 
 #include <atomic>
@@ -14,6 +18,8 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "bz2/byte_buffer.h"
 #include "engine/engine_stats.h"
@@ -79,6 +85,7 @@ class BlockCache {
   Shard& shard_for(const BlockKey& key) { return shards_[BlockKeyHash{}(key) % kShards]; }
   const Shard& shard_for(const BlockKey& key) const { return shards_[BlockKeyHash{}(key) % kShards]; }
   bool evict_one();  // requires admission_mu_
+  uint64_t held_outside_bytes();  // requires admission_mu_; forgets blocks no one holds any more
 
   const uint64_t capacity_;
   EngineStats& stats_;
@@ -88,6 +95,8 @@ class BlockCache {
   // Lock order: admission_mu_ -> one shard's mu at a time (eviction looks at the shards one by
   // one). Lookups take a shard's mu alone. No block is freed under a shard lock.
   std::mutex admission_mu_;  // serialises insert/evict; never held by lookups
+  // Evicted blocks that readers still held at eviction, with their bytes (guarded by admission_mu_).
+  std::vector<std::pair<std::weak_ptr<const DecodedBlock>, uint64_t>> held_outside_;
 };
 
 }  // namespace mibz2::engine

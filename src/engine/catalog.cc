@@ -30,6 +30,10 @@ uint64_t new_file_id() {
 // worker busy while resolution waits for the oldest decode, few enough to bound the decoded bytes
 // a streamed build holds.
 constexpr size_t kWindowPerThread = 4;
+// Decoded bytes a stream (mibz2 cat) holds ahead of its consumer, per decoder thread: ample for
+// ordinary blocks (about 1 MB each), while blocks that expand to 46 MB are held a few at a time.
+// A stream's memory is then at most threads x (this + the largest block + a decoder's scratch).
+constexpr uint64_t kStreamBytesPerThread = 16 << 20;
 
 }  // namespace
 
@@ -136,6 +140,7 @@ void Catalog::settle_ready(const FileRef& file, std::shared_ptr<const index::Blo
   {
     std::lock_guard lk(file->mu_);
     file->state_ = IndexState::kReady;
+    file->confirmed_ctime_ns_ = index->source.ctime_ns;
     file->index_ = std::move(index);
     file->file_id_ = new_file_id();
     file->error_.clear();
@@ -159,6 +164,7 @@ void Catalog::settle_failed(const FileRef& file, IndexFailure failure, std::stri
     file->origin_ = std::move(origin);
     file->not_loaded_reason_.clear();
     file->failed_identity_ = known ? index::SourceIdentity::from_stat(st) : index::SourceIdentity{};
+    file->confirmed_ctime_ns_ = file->failed_identity_.ctime_ns;
     file->index_.reset();
     file->builder_.reset();
     file->wanted_now_ = false;
@@ -182,6 +188,7 @@ bool Catalog::load_stored(const FileRef& file) {
   index::BlockIndex loaded;
   std::string reason;
   const auto status = store_.load(file->path(), id, &loaded, &reason);
+  loaded.source.ctime_ns = id.ctime_ns;  // index files do not keep it: the file's, as just confirmed
   if (status == index::IndexStore::Load::kCurrent) {
     settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(loaded)), std::move(origin));
     return true;
@@ -311,11 +318,32 @@ bool Catalog::refresh(const FileRef& file) {
   if (access_.stat(*file, &st) != 0) return false;  // gone: the open will fail on its own
   const index::SourceIdentity now = index::SourceIdentity::from_stat(st);
   uint64_t forget_id = 0;
+  std::shared_ptr<const index::BlockIndex> confirming;
   {
     std::lock_guard lk(file->mu_);
     if (file->state_ != IndexState::kReady && file->state_ != IndexState::kFailed) return false;
     const index::SourceIdentity& was = file->state_ == IndexState::kReady ? file->index_->source : file->failed_identity_;
-    if (was.same_stat(now)) return false;
+    if (was.same_stat(now) && file->confirmed_ctime_ns_ == now.ctime_ns) return false;
+    if (was.same_stat(now) && file->state_ == IndexState::kReady) confirming = file->index_;
+  }
+  // Only the ctime moved: a chmod, or content rewritten in place with size and mtime put back.
+  // The fingerprint tells them apart (FORMAT.md), read outside every lock.
+  if (confirming) {
+    index::SourceIdentity id;
+    std::string err;
+    const int fd = open_source(*file, &id, &err);
+    if (fd >= 0) close(fd);
+    std::lock_guard lk(file->mu_);
+    if (file->index_ != confirming) return false;  // settled again meanwhile
+    if (fd >= 0 && id == confirming->source) {
+      file->confirmed_ctime_ns_ = id.ctime_ns;
+      return false;
+    }
+  }
+  {
+    std::lock_guard lk(file->mu_);
+    if (file->state_ != IndexState::kReady && file->state_ != IndexState::kFailed) return false;
+    if (confirming && file->index_ != confirming) return false;  // settled again meanwhile
     // Changed: forget the old content; it is indexed again at the next need.
     forget_id = file->file_id_;
     file->state_ = IndexState::kStale;
@@ -621,8 +649,8 @@ bool Catalog::stream(const FileRef& file, const std::function<bool(const index::
   }
   // The stream's room is freed on this thread; the build is known once started.
   std::shared_ptr<Build> build;
-  const size_t window = kWindowPerThread * engine_.pool().threads();
-  auto blocks = std::make_unique<index::BlockStream>(window, [&build, this] { pump(build); });
+  const uint64_t budget = kStreamBytesPerThread * engine_.pool().threads();
+  auto blocks = std::make_unique<index::BlockStream>(budget, [&build, this] { pump(build); });
   index::BlockStream* stream = blocks.get();
   build = start_build(file, std::move(blocks));
   if (!build) return false;

@@ -118,6 +118,7 @@ class CatalogFile {
   std::string error_;                     // kFailed
   IndexFailure failure_ = IndexFailure::kNone;  // kFailed
   index::SourceIdentity failed_identity_; // the source as it was when it failed
+  uint64_t confirmed_ctime_ns_ = 0;       // the source's ctime when its identity was last confirmed
   uint64_t file_id_ = 0;                  // cache key of the indexed content (new id when it changes)
   IndexOrigin origin_;                    // of the current index, or of the failed attempt
   std::string not_loaded_reason_;         // from the last load, for the build's origin

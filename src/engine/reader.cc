@@ -159,9 +159,14 @@ bool Reader::request_readahead(uint64_t block) {
   return true;
 }
 
-void Reader::queue_decode(const std::shared_ptr<InFlight>& f, uint64_t block, Priority priority) {
-  engine_.pool().submit(priority, [self = shared_from_this(), f, block](WorkerContext& ctx) {
-    if (f->started.exchange(true)) return;  // the other copy of this job got it
+// A job holds its in-flight entry weakly: the in-flight table keeps it until its decode is done,
+// and the copy of an upgraded job that a worker takes after the other did the decode must not keep
+// the decoded block (up to 46 MB) alive while it waits in a queue behind other work.
+void Reader::queue_decode(const std::shared_ptr<InFlight>& entry, uint64_t block, Priority priority) {
+  engine_.pool().submit(priority, [self = shared_from_this(), weak = std::weak_ptr<InFlight>(entry),
+                                   block](WorkerContext& ctx) {
+    const std::shared_ptr<InFlight> f = weak.lock();
+    if (!f || f->started.exchange(true)) return;  // the other copy of this job got it
     Outcome o;
     try {
       o = self->decode(block, ctx);

@@ -6,20 +6,12 @@
 #include <cerrno>
 
 #include "engine/catalog.h"
+#include "io/fd_io.h"
 
 namespace mibz2::engine {
 
 int PlainSourceAccess::open(const CatalogFile& file, struct stat* st) const {
-  const int fd = ::open(file.path().c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return -errno;
-  int err = 0;
-  if (fstat(fd, st) != 0) err = errno;
-  else if (!S_ISREG(st->st_mode)) err = S_ISDIR(st->st_mode) ? EISDIR : EINVAL;
-  if (err) {
-    close(fd);
-    return -err;
-  }
-  return fd;
+  return io::open_regular(file.path().c_str(), st);
 }
 
 int PlainSourceAccess::stat(const CatalogFile& file, struct stat* st) const {

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <vector>
 
@@ -24,7 +25,11 @@ namespace {
 
 constexpr double kNegativeTimeout = 1.0;  // how long the kernel may remember a missing name
 
-uint64_t mtime_ns(const struct stat& st) { return index::SourceIdentity::from_stat(st).mtime_ns; }
+uint64_t realtime_ns() {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return ns_of(t);
+}
 
 // The engine's counters, on the mount's root directory.
 constexpr const char* kStatsXattr = "user.mibz2fs.stats";
@@ -125,8 +130,8 @@ void Filesystem::start_tree_walk() {
 void Filesystem::walk_tree() {
   size_t files = 0;
   for_each_decompressed_file(root_, [this] { return stopping_.load(); }, [&](const std::string& rel, const ShownEntry& e) {
-    const Node& node = inodes_.get_or_create(rel, NodeKind::kDecompressed, e.device, e.inode);
-    catalog_->prepare(node.file, engine::Catalog::Need::kSoon);
+    const NodeRef node = inodes_.get_or_create(rel, NodeKind::kDecompressed, e.device, e.inode);
+    catalog_->prepare(node->file, engine::Catalog::Need::kSoon);
     ++files;
   });
   spdlog::info("found {} compressed files under {}; {} still to index", files, options_.source, catalog_->pending());
@@ -178,13 +183,14 @@ int Filesystem::listing(Node& dir, std::shared_ptr<const std::vector<ShownEntry>
   if (!S_ISDIR(st.st_mode)) return ENOTDIR;
   {
     std::lock_guard lk(dir.listing_mu);
-    if (dir.listing && dir.listing_mtime_ns == mtime_ns(st)) {
+    if (dir.listing && dir.listing_stamp.matches(st)) {
       *out = dir.listing;
       return 0;
     }
   }
   // Built with no lock held (it reads the directory and the head of every .bz2 in it); two
   // threads may both build it, and the last one stores it.
+  const ListingStamp stamp = ListingStamp::of(st, realtime_ns());
   std::vector<SourceEntry> entries;
   if (const int err = list_source_directory(root_, dir.rel, &entries)) return err;
   std::vector<NamingNote> notes;
@@ -193,7 +199,7 @@ int Filesystem::listing(Node& dir, std::shared_ptr<const std::vector<ShownEntry>
     std::lock_guard lk(dir.listing_mu);
     const bool first = !dir.listing;
     dir.listing = shown;
-    dir.listing_mtime_ns = mtime_ns(st);
+    dir.listing_stamp = stamp;
     if (first)
       for (const NamingNote& n : notes) spdlog::info("{}: {}", root_.absolute(io::join_rel(dir.rel, n.source_name)), n.reason);
   }
@@ -201,7 +207,7 @@ int Filesystem::listing(Node& dir, std::shared_ptr<const std::vector<ShownEntry>
   return 0;
 }
 
-Node& Filesystem::node_for(Node& dir, const ShownEntry& e) {
+NodeRef Filesystem::node_for(Node& dir, const ShownEntry& e) {
   return inodes_.get_or_create(io::join_rel(dir.rel, e.source_name), kind_of(e), e.device, e.inode);
 }
 
@@ -229,6 +235,7 @@ int Filesystem::shown_attributes(Node& node, struct stat* st, bool wait, bool* f
     st->st_size = static_cast<off_t>(target.size());  // a link's size is its target's length
     return 0;
   }
+  if (node.kind == NodeKind::kRegular && S_ISREG(st->st_mode)) attributes_given(node, index::SourceIdentity::from_stat(*st));
   if (node.kind != NodeKind::kDecompressed) return 0;
   if (!S_ISREG(st->st_mode)) return ENOENT;  // the path holds something else now
   const engine::FileRef& file = node.file;
@@ -236,14 +243,20 @@ int Filesystem::shown_attributes(Node& node, struct stat* st, bool wait, bool* f
   uint64_t size = 0;
   if (wait) {
     if (!catalog_->wait(file)) return EIO;  // no index: no size to show, and no bytes
-    size = catalog_->status(file).index->decompressed_size;
+    const auto idx = catalog_->status(file).index;
+    size = idx->decompressed_size;
+    attributes_given(node, idx->source);
   } else {
     // A lookup does not need the size: when the index is not ready it answers with attributes
     // the kernel must not keep (timeout 0), so the stat that follows asks getattr, which waits.
     catalog_->prepare(file, engine::Catalog::Need::kNow);
     const engine::IndexStatus status = catalog_->status(file);
-    if (status.ready()) size = status.index->decompressed_size;
-    else *final = false;
+    if (status.ready()) {
+      size = status.index->decompressed_size;
+      attributes_given(node, status.index->source);
+    } else {
+      *final = false;
+    }
   }
   st->st_size = static_cast<off_t>(size);
   st->st_blocks = static_cast<blkcnt_t>((size + 511) / 512);
@@ -263,15 +276,17 @@ int Filesystem::make_entry(Node& dir, const ShownEntry& e, fuse_entry_param* ent
   ShownEntry now = e;
   now.device = static_cast<uint64_t>(st.st_dev);
   now.inode = static_cast<uint64_t>(st.st_ino);
-  Node& node = node_for(dir, now);
+  const NodeRef node = inodes_.lookup(io::join_rel(dir.rel, now.source_name), kind_of(now), now.device, now.inode);
   bool final;
   entry->attr = st;
-  if (const int err = shown_attributes(node, &entry->attr, /*wait=*/false, &final)) return err;
-  entry->ino = node.ino;
-  entry->generation = 1;
+  if (const int err = shown_attributes(*node, &entry->attr, /*wait=*/false, &final)) {
+    inodes_.forget(node->ino, 1);  // the kernel never gets this lookup
+    return err;
+  }
+  entry->ino = node->ino;
+  entry->generation = 1;  // numbers are never reused (inode_table.h)
   entry->attr_timeout = final ? timeout_ : 0.0;
   entry->entry_timeout = timeout_;
-  node.lookups.fetch_add(1, std::memory_order_relaxed);
   return 0;
 }
 
@@ -291,7 +306,7 @@ void Filesystem::init(fuse_conn_info* conn) {
 }
 
 void Filesystem::lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  Node* dir = inodes_.find(parent);
+  const NodeRef dir = inodes_.find(parent);
   if (!dir || dir->kind != NodeKind::kDirectory) {
     fuse_reply_err(req, dir ? ENOTDIR : ESTALE);
     return;
@@ -321,11 +336,11 @@ void Filesystem::lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 }
 
 void Filesystem::forget(fuse_ino_t ino, uint64_t nlookup) {
-  if (Node* n = inodes_.find(ino)) n->lookups.fetch_sub(std::min<uint64_t>(nlookup, n->lookups.load()));
+  inodes_.forget(ino, nlookup);
 }
 
 void Filesystem::getattr(fuse_req_t req, fuse_ino_t ino) {
-  Node* node = inodes_.find(ino);
+  const NodeRef node = inodes_.find(ino);
   if (!node) {
     fuse_reply_err(req, ESTALE);
     return;
@@ -340,7 +355,7 @@ void Filesystem::getattr(fuse_req_t req, fuse_ino_t ino) {
 }
 
 void Filesystem::readlink(fuse_req_t req, fuse_ino_t ino) {
-  Node* node = inodes_.find(ino);
+  const NodeRef node = inodes_.find(ino);
   if (!node || (node->kind != NodeKind::kSymlink && node->kind != NodeKind::kLinkToDecompressed)) {
     fuse_reply_err(req, node ? EINVAL : ESTALE);
     return;
@@ -354,7 +369,7 @@ void Filesystem::readlink(fuse_req_t req, fuse_ino_t ino) {
 }
 
 void Filesystem::opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  Node* node = inodes_.find(ino);
+  const NodeRef node = inodes_.find(ino);
   if (!node || node->kind != NodeKind::kDirectory) {
     fuse_reply_err(req, node ? ENOTDIR : ESTALE);
     return;
@@ -374,7 +389,7 @@ void Filesystem::opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void Filesystem::readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi, bool plus) {
-  Node* dir = inodes_.find(ino);
+  const NodeRef dir = inodes_.find(ino);
   auto* handle = reinterpret_cast<DirHandle*>(fi->fh);
   if (!dir || !handle) {
     fuse_reply_err(req, EBADF);
@@ -408,12 +423,12 @@ void Filesystem::readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         len = fuse_add_direntry_plus(req, buf.data() + used, size - used, e.name.c_str(), &entry, next);
         if (len > size - used) {
           // Did not fit: the kernel never sees this entry, so it is not a lookup.
-          inodes_.find(entry.ino)->lookups.fetch_sub(1);
+          inodes_.forget(entry.ino, 1);
           break;
         }
       } else {
         struct stat st{};
-        st.st_ino = node_for(*dir, e).ino;
+        st.st_ino = node_for(*dir, e)->ino;
         st.st_mode = e.type == SourceEntry::Type::kDirectory ? S_IFDIR
                      : e.type == SourceEntry::Type::kSymlink ? S_IFLNK
                                                               : S_IFREG;
@@ -454,16 +469,28 @@ void Filesystem::drop_stale_attributes(Node& node, const struct stat& st) {
     if (fuse_session* se = session_.load()) fuse_lowlevel_notify_inval_inode(se, node.ino, -1, 0);
 }
 
+// The ctime counts here: a rewrite in place that put size and mtime back still changed it (and a
+// chmod that changed only it costs one reload of the kernel's cache, nothing worse).
 bool Filesystem::content_changed(Node& node, const index::SourceIdentity& now) {
   std::lock_guard lk(node.seen_mu);
-  const bool changed = node.seen_by_kernel && !(node.seen_identity == now);
+  const bool changed =
+      node.seen_by_kernel && !(node.seen_identity == now && node.seen_identity.ctime_ns == now.ctime_ns);
   node.seen_identity = now;
   node.seen_by_kernel = true;
   return changed;
 }
 
+// A size given to the kernel before any open (lookup, stat) is cached by it as well: the first one
+// is what a later open compares with.
+void Filesystem::attributes_given(Node& node, const index::SourceIdentity& shown) {
+  std::lock_guard lk(node.seen_mu);
+  if (node.seen_by_kernel) return;  // what its page cache holds is decided at open
+  node.seen_identity = shown;
+  node.seen_by_kernel = true;
+}
+
 void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  Node* node = inodes_.find(ino);
+  const NodeRef node = inodes_.find(ino);
   if (!node) {
     fuse_reply_err(req, ESTALE);
     return;
@@ -584,11 +611,11 @@ void Filesystem::statfs(fuse_req_t req) {
 }
 
 void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
-  Node* node = inodes_.find(ino);
+  const NodeRef node = inodes_.find(ino);
   const std::string_view n = name;
   std::string value;
   if (node && ino == FUSE_ROOT_ID && n == kStatsXattr) {
-    value = engine_->stats().summary();
+    value = engine_->stats().summary() + " nodes=" + std::to_string(inodes_.size());
     reply_xattr(req, value, size);
     return;
   }
@@ -624,7 +651,7 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
 }
 
 void Filesystem::listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
-  Node* node = inodes_.find(ino);
+  const NodeRef node = inodes_.find(ino);
   if (!node) {
     fuse_reply_err(req, ESTALE);
     return;
@@ -675,7 +702,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   guarded(req, [&] { fs_of(req).lookup(req, parent, name); });
 }
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t n) {
-  fs_of(req).forget(ino, n);  // cannot throw: atomic counters only
+  fs_of(req).forget(ino, n);  // cannot throw: a count and an erase, nothing allocated
   fuse_reply_none(req);
 }
 void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {

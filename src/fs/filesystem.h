@@ -83,13 +83,15 @@ class Filesystem {
   int attributes(Node& node, struct stat* st, bool wait, bool* final);
   // What a symlink node points to in the mount.
   int link_target(Node& node, std::string* target);
-  // Looks up `name` in `dir` and fills a FUSE entry (counts a lookup).
+  // Looks up `name` in `dir` and fills a FUSE entry (counts a lookup, given back on failure).
   int make_entry(Node& dir, const ShownEntry& e, fuse_entry_param* entry);
-  Node& node_for(Node& dir, const ShownEntry& e);
+  NodeRef node_for(Node& dir, const ShownEntry& e);  // no lookup counted
   void walk_tree();
   // Whether the source content differs from what the kernel saw at the node's last open (and
   // remembers `now` as seen).
   bool content_changed(Node& node, const index::SourceIdentity& now);
+  // Remembers the source as the kernel first learnt its size, if no open did before.
+  void attributes_given(Node& node, const index::SourceIdentity& shown);
   // Records a handle as open (or no longer) so that unmount can free what the kernel never released.
   void track(FileHandle* h, bool open);
   void track(DirHandle* h, bool open);

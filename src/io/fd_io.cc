@@ -1,5 +1,6 @@
 #include "io/fd_io.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +19,19 @@ int write_all(int fd, const void* data, size_t size) {
     size -= static_cast<size_t>(n);
   }
   return 0;
+}
+
+int open_regular(const char* path, struct stat* st) {
+  const int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  int err = 0;
+  if (fstat(fd, st) != 0) err = errno;
+  else if (!S_ISREG(st->st_mode)) err = S_ISDIR(st->st_mode) ? EISDIR : EINVAL;
+  if (err) {
+    ::close(fd);
+    return -err;
+  }
+  return fd;
 }
 
 ssize_t pread_full(int fd, void* data, size_t size, uint64_t offset) {

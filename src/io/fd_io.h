@@ -1,6 +1,7 @@
 // Whole-buffer write and read on file descriptors: loop over short transfers and EINTR.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -10,6 +11,11 @@ namespace mibz2::io {
 
 // Writes all of [data, data+size). Returns 0 or an errno value (EPIPE when the reader went away).
 int write_all(int fd, const void* data, size_t size);
+
+// Opens `path` (symlinks followed) read-only as a source is opened: a regular file only, never
+// blocking on a fifo, never a controlling terminal. Returns the descriptor and fills *st, or -errno
+// (EISDIR for a directory, EINVAL for anything else that is not a regular file).
+int open_regular(const char* path, struct stat* st);
 
 // Reads up to size bytes at offset, looping until size bytes or end of file. Returns the byte
 // count, or -errno.

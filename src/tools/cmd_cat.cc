@@ -1,4 +1,5 @@
 // mibz2 cat: the decompressed content of each FILE, in order, on standard output.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,7 +16,8 @@
 #include "engine/engine.h"
 #include "engine/reader.h"
 #include "io/fd_io.h"
-#include "io/mapped_file.h"
+#include "index/source_bytes.h"
+#include "index/source_window.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 #include "tools/index_access.h"
@@ -40,15 +42,18 @@ Outcome write_failed(int err) {
   return stopped(kExitEnvironment);
 }
 
-// One thread streaming through the whole file, like bzip2 -dc.
+// One thread streaming through the whole file, like bzip2 -dc, reading it with pread a few MB at a
+// time: a file truncated meanwhile is an error that says so, never a SIGBUS.
 Outcome cat_one(const char* path, bz2::BlockDecoder& decoder) {
-  io::MappedFile file;
-  std::string err;
-  if (!file.open(path, &err)) {
-    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, err.c_str());
+  struct stat st;
+  const int fd = io::open_regular(path, &st);
+  if (fd < 0) {
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, fd == -EINVAL ? "not a regular file" : std::strerror(-fd));
     return skipped(kExitEnvironment);
   }
-  file.advise_sequential();
+  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  const index::FdBytes bytes(fd, static_cast<uint64_t>(st.st_size));
+  index::SourceWindow input(bytes);
   int write_errno = 0;
   bz2::SequentialSink sink;
   sink.write = [&](const uint8_t* data, size_t size) {
@@ -56,8 +61,16 @@ Outcome cat_one(const char* path, bz2::BlockDecoder& decoder) {
     return write_errno == 0;
   };
   sink.warn = [&](const std::string& message) { std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, message.c_str()); };
-  const bz2::Error e = bz2::decode_sequential(file.bytes(), decoder, sink);
+  const bz2::Error e = bz2::decode_sequential(input, decoder, sink);
+  ::close(fd);
   if (write_errno) return write_failed(write_errno);
+  // The input ended early because the file could not be read to its end: the file's fault, not
+  // its content's, whatever the decoder made of the bytes it had.
+  if (input.read_error() || input.shrank()) {
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path,
+                 input.read_error() ? std::strerror(input.read_error()) : "the file shrank while it was read");
+    return stopped(kExitEnvironment);
+  }
   if (e) {
     std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, bz2::to_string(e).c_str());
     // Within the first stream header: not bzip2 (or empty), nothing of it was written.

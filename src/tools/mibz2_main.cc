@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "base/memory_policy.h"
 #include "engine/decoder_pool.h"
 #include "io/paths.h"
 #include "tools/cli_common.h"
@@ -62,6 +63,7 @@ int exit_status_of(const engine::IndexStatus& status) {
 }  // namespace mibz2::tools
 
 int main(int argc, char** argv) {
+  mibz2::base::use_mappings_for_large_buffers();  // memory_policy.h: resident memory follows the cache
   // The commands report to the user themselves (stderr, in their own words); the engine's log is
   // for the daemon.
   spdlog::set_level(spdlog::level::off);

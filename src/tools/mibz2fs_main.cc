@@ -16,6 +16,7 @@
 #include <spdlog/sinks/syslog_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "base/memory_policy.h"
 #include "fs/filesystem.h"
 #include "fs/beneath_access.h"
 #include "fs/source_tree.h"
@@ -101,6 +102,7 @@ void index_everything(const MountOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  mibz2::base::use_mappings_for_large_buffers();  // memory_policy.h: resident memory follows the cache
   using mibz2::tools::MountCommandLine;
   MountOptions options;
   fuse_args args;

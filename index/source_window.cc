@@ -1,0 +1,40 @@
+#include "index/source_window.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace mibz2::index {
+
+SourceWindow::SourceWindow(const SourceBytes& source, size_t read_size)
+    : source_(source), read_size_(std::max<size_t>(read_size, 1)) {}
+
+std::span<const uint8_t> SourceWindow::from(uint64_t byte, size_t want) {
+  const uint64_t buf_end = buf_start_ + buf_len_;
+  if (byte < buf_start_ || byte > buf_end) {  // a jump forward past the buffer: start afresh there
+    buf_start_ = byte;
+    buf_len_ = 0;
+  } else if (byte + want > buf_end && !ended_) {  // keep what is left from `byte`, read after it
+    const size_t keep = static_cast<size_t>(buf_end - byte);
+    std::memmove(buf_.data(), buf_.data() + (byte - buf_start_), keep);
+    buf_start_ = byte;
+    buf_len_ = keep;
+  }
+  if (byte + want > buf_start_ + buf_len_ && !ended_) {
+    buf_.resize(std::max(read_size_, want));
+    while (buf_len_ < want && !ended_) {
+      const uint64_t at = buf_start_ + buf_len_;
+      const size_t ask = static_cast<size_t>(std::min<uint64_t>(buf_.size() - buf_len_, source_.size() - std::min(at, source_.size())));
+      const ssize_t got = ask ? source_.read(at, ask, buf_.data() + buf_len_) : 0;
+      if (got < 0) read_error_ = static_cast<int>(-got);
+      if (got > 0) buf_len_ += static_cast<size_t>(got);
+      if (got <= 0 || static_cast<size_t>(got) < ask) {
+        ended_ = true;
+        shrank_ = !read_error_ && buf_start_ + buf_len_ < source_.size();
+      }
+    }
+  }
+  const size_t offset = static_cast<size_t>(byte - buf_start_);
+  return {buf_.data() + offset, buf_len_ - offset};
+}
+
+}  // namespace mibz2::index
