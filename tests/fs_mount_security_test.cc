@@ -633,7 +633,7 @@ TEST_F(FsSecurityTest, FifoAtAnIndexFilesPathDoesNotHangTheMount) {
   stdfs::create_directories(idx_);
   ASSERT_EQ(chmod(idx_.c_str(), 0700), 0);
   // The project's own naming of index files (index/index_store.cc, IndexStore::path_for).
-  const stdfs::path at = index::IndexStore(idx_.string()).path_for((src / "x.bz2").string());
+  const stdfs::path at = index::IndexStore(idx_.string()).path_for(identity_of((src / "x.bz2").string()));
   ASSERT_EQ(at.parent_path(), idx_);
   ASSERT_EQ(mkfifo(at.c_str(), 0600), 0);
   fifos_.push_back(at);

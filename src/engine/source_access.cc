@@ -6,11 +6,14 @@
 #include <cerrno>
 
 #include "engine/catalog.h"
+#include "index/index_store.h"
 
 namespace mibz2::engine {
 
-int PlainSourceAccess::open(const CatalogFile& file, struct stat* st) const {
-  const int fd = ::open(file.path().c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+namespace {
+
+int open_regular(const std::string& path, struct stat* st) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return -errno;
   int err = 0;
   if (fstat(fd, st) != 0) err = errno;
@@ -20,6 +23,15 @@ int PlainSourceAccess::open(const CatalogFile& file, struct stat* st) const {
     return -err;
   }
   return fd;
+}
+
+}  // namespace
+
+int PlainSourceAccess::open(const CatalogFile& file, struct stat* st) const { return open_regular(file.path(), st); }
+
+int PlainSourceAccess::open_sidecar(const CatalogFile& file) const {
+  struct stat st;
+  return open_regular(file.path() + index::kSidecarSuffix, &st);
 }
 
 int PlainSourceAccess::stat(const CatalogFile& file, struct stat* st) const {
