@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -42,8 +43,11 @@ std::vector<stdfs::path> files_with(const stdfs::path& dir, const std::string& p
   return out;
 }
 
+// MIBZ2_TEST_BINARY: another build's mibz2 (as MIBZ2FS_TEST_BINARY for the daemon).
 CommandResult mibz2(const std::string& args) {
-  return run_command("timeout -k 5 120 " + shell_quote(MIBZ2_BINARY) + " " + args + " 2>&1");
+  const char* other = std::getenv("MIBZ2_TEST_BINARY");
+  const std::string program = other && *other ? other : MIBZ2_BINARY;
+  return run_command("timeout -k 5 120 " + shell_quote(program) + " " + args + " 2>&1");
 }
 
 TEST_F(FsMountTest, CopiedDumpMountsWithoutIndexingAgain) {
@@ -129,7 +133,7 @@ TEST_F(FsMountTest, IndexOfAnotherFileWithTheSameIdentityNeverServesWrongBytes) 
 }
 
 // Two mibz2fs (two mounts of one SOURCE, as on two machines) share an index directory and build
-// the same index at once (-o wait_index: both index at start): one index file is left, valid,
+// the same index at once (both start it as they mount): one index file is left, valid,
 // with no temporary beside it, and a third mount uses it.
 TEST_F(FsMountTest, TwoMountsSharingAnIndexDirBuildingAtOnceEndWithOneValidIndex) {
   const stdfs::path src = new_source();
@@ -138,16 +142,13 @@ TEST_F(FsMountTest, TwoMountsSharingAnIndexDirBuildingAtOnceEndWithOneValidIndex
   write_file(src / "big.bz2", as_span(file));
   stdfs::create_directories(idx_);
   const stdfs::path work = stdfs::canonical(work_->path());
+  // Each mount queues the file's build as it starts (its tree walk), so both build at once.
   std::vector<Mibz2fs*> both;
   for (int i = 0; i < 2; ++i) {
-    const stdfs::path at = work / ("mnt-" + std::to_string(i));
-    stdfs::create_directories(at);
-    mounts_.push_back(std::make_unique<Mibz2fs>(
-        std::vector<std::string>{"-f", "-o", "index_dir=" + idx_.string() + ",wait_index", src.string(), at.string()},
-        at, work / ("log-both-" + std::to_string(i) + ".txt")));
-    both.push_back(mounts_.back().get());
+    Mibz2fs* m = mount(src, {}, work / ("mnt-" + std::to_string(i)));
+    MOUNT_OR_RETURN(m);
+    both.push_back(m);
   }
-  for (Mibz2fs* m : both) ASSERT_EQ(m->wait_mounted(120), "");
   std::vector<ReadAll> got(2);
   std::vector<std::thread> readers;
   for (int i = 0; i < 2; ++i) readers.emplace_back([&, i] { got[i] = read_all(both[i]->mnt() / "big"); });
