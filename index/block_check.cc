@@ -66,13 +66,12 @@ std::vector<size_t> sample_blocks(const BlockIndex& idx, size_t count) {
   return picked;
 }
 
-std::string validate_sample(const BlockIndex& idx, const SourceBytes& source, bz2::BlockDecoder& decoder) {
-  bz2::ByteBuffer compressed, out;
-  for (size_t b : sample_blocks(idx)) {
-    const BlockCheck c = check_block(idx, b, source, decoder, compressed, out);
-    if (c.kind == BlockCheck::kUnreadable) return describe_block(idx, b) + ": " + c.why;
-    if (c.kind == BlockCheck::kMismatch)
-      return describe_block(idx, b) + ": the index does not match the source: " + c.why;
+std::string describe_check(const BlockIndex& idx, size_t block, const BlockCheck& check) {
+  switch (check.kind) {
+    case BlockCheck::kOk: return {};
+    case BlockCheck::kUnreadable: return describe_block(idx, block) + ": " + check.why;
+    case BlockCheck::kMismatch:
+      return describe_block(idx, block) + ": the index does not match the source: " + check.why;
   }
   return {};
 }

@@ -41,8 +41,7 @@ BlockCheck check_block(const BlockIndex& index, size_t block, const SourceBytes&
 // in ascending order: the sample a copy's index is validated with.
 std::vector<size_t> sample_blocks(const BlockIndex& index, size_t count = 8);
 
-// Checks the sample of `index` against `source`. Empty when every block of it matches; else what
-// did not ("block 12 (...): the index does not match the source: ...").
-std::string validate_sample(const BlockIndex& index, const SourceBytes& source, bz2::BlockDecoder& decoder);
+// check_block() in words for a message: empty when it is kOk, else "block 12 (...): why".
+std::string describe_check(const BlockIndex& index, size_t block, const BlockCheck& check);
 
 }  // namespace mibz2::index

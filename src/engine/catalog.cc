@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -232,14 +233,40 @@ bool Catalog::load_stored(const FileRef& file) {
   return false;
 }
 
+// The blocks are decoded on the pool at demand priority, side by side (a reader waits for them as
+// for any read); the caller waits for all of them, so the references the jobs hold stay valid.
+std::string Catalog::check_blocks(const index::BlockIndex& idx, const std::vector<size_t>& blocks,
+                                  const index::SourceBytes& source) const {
+  std::vector<std::future<std::string>> results;
+  results.reserve(blocks.size());
+  for (size_t b : blocks) {
+    auto done = std::make_shared<std::promise<std::string>>();
+    results.push_back(done->get_future());
+    engine_.pool().submit(Priority::kDemand, [&idx, &source, b, done](WorkerContext& ctx) {
+      try {
+        bz2::ByteBuffer out;
+        done->set_value(index::describe_check(idx, b, index::check_block(idx, b, source, ctx.decoder, ctx.compressed, out)));
+      } catch (const std::exception& e) {
+        done->set_value(index::describe_block(idx, b) + ": cannot decode: " + e.what());
+      }
+    });
+  }
+  std::string first;
+  for (auto& r : results) {
+    std::string why = r.get();
+    if (first.empty()) first = std::move(why);
+  }
+  return first;
+}
+
 bool Catalog::accept_same_content(const CatalogFile& file, const index::SourceBytes& source,
                                   const index::SourceIdentity& id, index::BlockIndex* loaded, IndexOrigin* origin,
                                   std::string* reason) const {
   const auto t0 = std::chrono::steady_clock::now();
-  bz2::BlockDecoder decoder;
-  const std::string mismatch = index::validate_sample(*loaded, source, decoder);
+  const std::vector<size_t> sample = index::sample_blocks(*loaded);
+  const std::string mismatch = check_blocks(*loaded, sample, source);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const size_t checked = index::sample_blocks(*loaded).size();
+  const size_t checked = sample.size();
   if (!mismatch.empty()) {
     *reason = (origin->sidecar ? origin->index_path : std::string("the stored index")) +
               " has this file's size and fingerprint but not its blocks: " + mismatch;

@@ -14,7 +14,8 @@
 // Loading runs on the caller's thread: it reads a small index file, from the index directory by the
 // content's name, else the sidecar next to the source; one of the same content (size and
 // fingerprint) but another mtime or inode (a copy, a sidecar) is used once a sample of 8 blocks
-// spread over the file decodes exactly as its records say (tens of milliseconds). Builds run on the engine's
+// spread over the file decodes exactly as its records say (decoded side by side on the pool, at
+// demand priority, while the loading thread waits: tens of milliseconds). Builds run on the engine's
 // decoder pool, one file at a time on every worker: each job is one IndexBuilder step (a scan or
 // one block's decode) at background priority, so reads always go first and a build never holds a
 // worker for longer than a block; the driver keeps as many jobs queued as the builder has work
@@ -210,10 +211,14 @@ class Catalog {
   void distrust(const FileRef& file, uint64_t file_id, const std::string& what);
   // A stored or sidecar index whose content identity matches the source's (size, fingerprint)
   // while its mtime or inode do not: checks a sample of its blocks against `source` (a few blocks
-  // spread over the file, index::validate_sample). True: it describes this file (its identity is
-  // made the source's, *origin says how long it took); false with *reason.
+  // spread over the file, index::sample_blocks, checked by check_blocks). True: it describes this
+  // file (its identity is made the source's, *origin says how long it took); false with *reason.
   bool accept_same_content(const CatalogFile& file, const index::SourceBytes& source, const index::SourceIdentity& id,
                            index::BlockIndex* loaded, IndexOrigin* origin, std::string* reason) const;
+  // Checks `blocks` of `idx` against `source` (index::check_block), in parallel on the pool. Empty
+  // when all match; else what the first in order that did not found.
+  std::string check_blocks(const index::BlockIndex& idx, const std::vector<size_t>& blocks,
+                           const index::SourceBytes& source) const;
   void settle_ready(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin);
   void settle_failed(const FileRef& file, IndexFailure failure, std::string error, IndexOrigin origin = {});
   // The one way the catalog opens a source (through access_): read-only, with its identity (size,
