@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <future>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <future>
 
 #include <spdlog/spdlog.h>
 
