@@ -877,9 +877,10 @@ TEST_F(FsSecurityTest, DotNamedCompressedFilesKeepTheirOwnNames) {
   }
 }
 
-// A 230-character .bz2 name (its index file name is 251 characters, its temporary name longer
-// than NAME_MAX): it indexes and reads; the files read after it in the same mount have their
-// indexes saved all the same; a second mount indexes none of them again.
+// A 230-character .bz2 name (when index files were named after their source, its index file name
+// was 251 characters and its temporary name longer than NAME_MAX; they are named by content now,
+// and this stays a regression test): it indexes and reads; the files read after it in the same
+// mount have their indexes saved all the same; a second mount indexes none of them again.
 TEST_F(FsSecurityTest, LongNameDoesNotStopTheIndexStore) {
   const stdfs::path src = new_source();
   const std::string long_name = std::string(226, 'L') + ".bz2";
