@@ -35,7 +35,6 @@ namespace {
 using namespace mibz2;
 
 constexpr size_t kChecksumOffset = 120;
-const std::string kSource = "/fuzz/source.bz2";
 
 // The bytes with the checksum FORMAT.md defines written in.
 std::vector<uint8_t> with_checksum(std::span<const uint8_t> bytes) {
@@ -77,9 +76,8 @@ void check_index(const index::BlockIndex& idx, std::span<const uint8_t> bytes) {
 
 struct Store {
   std::string dir;
-  std::string path;
   index::IndexStore store;
-  explicit Store(std::string d) : dir(d), store(std::move(d)) { path = store.path_for(kSource); }
+  explicit Store(std::string d) : dir(d), store(std::move(d)) {}
   ~Store() {
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
@@ -128,11 +126,14 @@ index::SourceIdentity identity_in(std::span<const uint8_t> b) {
 
 void check_load(std::span<const uint8_t> bytes, bool parsed, const index::BlockIndex& idx) {
   Store& s = store();
-  write_file(s.path, bytes);
   const index::SourceIdentity id = parsed ? idx.source : identity_in(bytes);
+  // Index files are named by the content identity they are looked up with (FORMAT.md).
+  const std::string path = s.store.path_for(id);
+  write_file(path, bytes);
   index::BlockIndex loaded;
   std::string reason;
-  const index::IndexStore::Load got = s.store.load(kSource, id, &loaded, &reason);
+  const index::IndexStore::Load got = s.store.load(id, &loaded, &reason);
+  unlink(path.c_str());
   const bool fits = bytes.size() <= index::max_index_file_size(id.size);
   if (parsed && fits) {
     FUZZ_CHECK(got == index::IndexStore::Load::kCurrent, "a valid index for this source does not load: " + reason);

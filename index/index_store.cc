@@ -1,13 +1,17 @@
 #include "index/index_store.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 #include "index/index_dir.h"
@@ -19,9 +23,7 @@ namespace mibz2::index {
 namespace {
 
 constexpr size_t kFingerprintSpan = 64 * 1024;
-// Bytes of the source's basename kept in an index file's name: with ".<16 hex>.idx.tmp.XXXXXX"
-// (32 bytes) it stays well inside NAME_MAX (255).
-constexpr size_t kMaxBaseName = 200;
+constexpr const char* kTempMark = ".tmp.";
 
 std::string errno_text(int e) { return std::strerror(e); }
 
@@ -41,12 +43,45 @@ bool make_dirs(const std::string& dir, std::string* error) {
   return true;
 }
 
-std::string base_name(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
+// This host's name as it goes into temporary file names: no '/', at most 64 bytes.
+std::string host_name() {
+  char buf[HOST_NAME_MAX + 1] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0 || !buf[0]) return "unknown";
+  std::string h(buf);
+  for (char& c : h)
+    if (c == '/' || static_cast<unsigned char>(c) < 0x21) c = '_';
+  if (h.size() > 64) h.resize(64);
+  return h;
+}
+
+// The writer a temporary name "<final>.tmp.HOST.PID.XXXXXX" names, if it is one.
+bool parse_temporary(const std::string& name, std::string* host, long* pid) {
+  const size_t mark = name.find(std::string(".idx") + kTempMark);
+  if (mark == std::string::npos) return false;
+  const std::string rest = name.substr(mark + 4 + std::strlen(kTempMark));  // HOST.PID.XXXXXX
+  const size_t last = rest.rfind('.');
+  if (last == std::string::npos || last == 0) return false;
+  const size_t before = rest.rfind('.', last - 1);
+  if (before == std::string::npos || before == 0) return false;
+  const std::string digits = rest.substr(before + 1, last - before - 1);
+  if (digits.empty() || digits.size() > 10 || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+  *host = rest.substr(0, before);
+  *pid = std::strtol(digits.c_str(), nullptr, 10);
+  return true;
 }
 
 }  // namespace
+
+const char* to_string(Load load) {
+  switch (load) {
+    case Load::kCurrent: return "current";
+    case Load::kSameContent: return "same content";
+    case Load::kMissing: return "missing";
+    case Load::kStale: return "stale";
+    case Load::kInvalid: return "invalid";
+  }
+  return "?";
+}
 
 std::string default_index_dir() { return default_index_dir_of_process().dir; }
 
@@ -57,8 +92,10 @@ bool identify_source(int fd, SourceIdentity* id, std::string* error) {
     return false;
   }
   *id = SourceIdentity::from_stat(st);
-  // The fingerprint catches a file rewritten in place with its size and mtime restored
-  // (FORMAT.md: the first and last 64 KiB, or the whole file when it is no larger than both).
+  // The fingerprint is half of the content identity (with the size): it names the index file, and
+  // catches a file rewritten in place with its size and mtime restored (FORMAT.md: the first and
+  // last 64 KiB, or the whole file when it is no larger than both). Two requests, whatever the
+  // file's size: cheap on remote storage too.
   const uint64_t whole = std::min<uint64_t>(id->size, 2 * kFingerprintSpan);
   std::vector<uint8_t> buf(static_cast<size_t>(whole));
   const size_t head = static_cast<size_t>(id->size <= 2 * kFingerprintSpan ? whole : kFingerprintSpan);
@@ -82,6 +119,74 @@ uint64_t max_index_file_size(uint64_t source_size) {
   return kHeaderSize + sizeof(BlockRecord) * (source_size * 8 / 48 + 2);
 }
 
+Load read_index_file(int fd, const std::string& name, const SourceIdentity& id, BlockIndex* out, std::string* reason) {
+  // An index file is input like any other (a shared directory, a sidecar published with a dump):
+  // a regular file only, and never larger than an index of this source can be (so a huge or
+  // sparse file is not read).
+  struct stat st;
+  const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (!regular) {
+    *reason = name + ": not a regular file";
+    return Load::kInvalid;
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_index_file_size(id.size)) {
+    *reason = name + ": larger than any index of this source can be";
+    return Load::kInvalid;
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
+  const ssize_t n = io::pread_full(fd, bytes.data(), bytes.size(), 0);
+  if (n < 0 || static_cast<size_t>(n) != bytes.size()) {
+    *reason = "cannot read " + name;
+    return Load::kInvalid;
+  }
+  BlockIndex idx;
+  std::string why;
+  if (!parse(bytes, &idx, &why)) {
+    *reason = name + ": " + why;
+    return Load::kInvalid;
+  }
+  if (idx.source.size != id.size || idx.source.fingerprint != id.fingerprint) {
+    *reason = name + ": an index of other content (its size or fingerprint is not the source's)";
+    return Load::kStale;
+  }
+  const bool same_file = idx.source.same_stat(id);
+  *out = std::move(idx);
+  return same_file ? Load::kCurrent : Load::kSameContent;
+}
+
+int write_index_file(const std::string& path, const BlockIndex& index, std::string* error) {
+  // Unique to this host and process (mkstemp adds six random characters and creates it
+  // exclusively): writers on several machines sharing the directory never share a temporary, and
+  // a stale one tells whose it was (IndexStore::remove_stale_temporaries).
+  std::string tmp = path + kTempMark + host_name() + "." + std::to_string(getpid()) + ".XXXXXX";
+  const int fd = mkstemp(tmp.data());
+  if (fd < 0) {
+    const int e = errno;
+    *error = "cannot create a file beside " + path + ": " + errno_text(e);
+    return e;
+  }
+  const std::vector<uint8_t> bytes = serialize(index);
+  int err = io::write_all(fd, bytes.data(), bytes.size());
+  if (!err && fchmod(fd, 0644) != 0) err = errno;  // a published index is meant to be read by others
+  if (!err && fsync(fd) != 0) err = errno;
+  if (close(fd) != 0 && !err) err = errno;
+  // The rename is the publication: a reader opens the old file or the whole new one, never a part.
+  if (!err && rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err) {
+    unlink(tmp.c_str());
+    *error = "cannot write " + path + ": " + errno_text(err);
+    return err;
+  }
+  // Make the rename itself durable.
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    fsync(dfd);
+    close(dfd);
+  }
+  return 0;
+}
+
 IndexStore::IndexStore(std::string dir) {
   if (dir.empty()) {
     const DefaultIndexDir chosen = default_index_dir_of_process();
@@ -93,68 +198,26 @@ IndexStore::IndexStore(std::string dir) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
 }
 
-std::string IndexStore::path_for(const std::string& source_abs_path) const {
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx",
-                static_cast<unsigned long long>(xxh3(source_abs_path.data(), source_abs_path.size())));
-  // The basename is for people reading the directory; the hash makes the name unique. Cut, so
-  // that the name and its temporary form (".tmp.XXXXXX") fit NAME_MAX whatever the source's name.
-  std::string base = base_name(source_abs_path);
-  if (base.size() > kMaxBaseName) {
-    size_t cut = kMaxBaseName;
-    while (cut > 0 && (static_cast<unsigned char>(base[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
-    base.resize(cut);
-  }
-  return dir_ + "/" + base + "." + hex + ".idx";
+std::string IndexStore::path_for(const SourceIdentity& id) const {
+  char name[64];
+  std::snprintf(name, sizeof name, "%016llx-%llu.idx", static_cast<unsigned long long>(id.fingerprint),
+                static_cast<unsigned long long>(id.size));
+  return dir_ + "/" + name;
 }
 
-IndexStore::Load IndexStore::load(const std::string& source_abs_path, const SourceIdentity& id, BlockIndex* out,
-                                  std::string* reason) const {
+Load IndexStore::load(const SourceIdentity& id, BlockIndex* out, std::string* reason) const {
   if (dir_.empty()) return Load::kMissing;
-  const std::string path = path_for(source_abs_path);
-  // An index directory may be shared: its files are input like any other. Never through a
-  // symlink, never blocking on a fifo, a regular file only, and never larger than an index of this
-  // source can be (so a huge or sparse file is not read).
+  const std::string path = path_for(id);
+  // Never through a symlink, never blocking on a fifo.
   const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return Load::kMissing;
     *reason = "cannot open " + path + ": " + errno_text(errno);
     return Load::kInvalid;
   }
-  struct stat st;
-  std::vector<uint8_t> bytes;
-  ssize_t n = -EIO;
-  const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  const bool plausible = regular && static_cast<uint64_t>(st.st_size) <= max_index_file_size(id.size);
-  if (plausible) {
-    bytes.resize(static_cast<size_t>(st.st_size));
-    n = io::pread_full(fd, bytes.data(), bytes.size(), 0);
-  }
+  const Load got = read_index_file(fd, path, id, out, reason);
   close(fd);
-  if (!plausible) {
-    *reason = path + (regular ? ": larger than any index of this source can be" : ": not a regular file");
-    return Load::kInvalid;
-  }
-  if (n < 0 || static_cast<size_t>(n) != bytes.size()) {
-    *reason = "cannot read " + path;
-    return Load::kInvalid;
-  }
-  BlockIndex idx;
-  std::string why;
-  if (!parse(bytes, &idx, &why)) {
-    *reason = path + ": " + why;
-    return Load::kInvalid;
-  }
-  if (!idx.source.same_stat(id)) {
-    *reason = "the source file changed since it was indexed (size, mtime or inode differ)";
-    return Load::kStale;
-  }
-  if (idx.source.fingerprint != id.fingerprint) {
-    *reason = "the source file's content changed since it was indexed (fingerprint differs)";
-    return Load::kStale;
-  }
-  *out = std::move(idx);
-  return Load::kCurrent;
+  return got;
 }
 
 bool IndexStore::read_only() const {
@@ -162,51 +225,60 @@ bool IndexStore::read_only() const {
   return read_only_;
 }
 
-bool IndexStore::save(const std::string& source_abs_path, const BlockIndex& index, std::string* error) {
+size_t IndexStore::remove_stale_temporaries() const {
+  DIR* d = opendir(dir_.c_str());
+  if (!d) return 0;
+  const std::string me = host_name();
+  const time_t now = time(nullptr);
+  size_t removed = 0;
+  while (const dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    std::string host;
+    long pid = 0;
+    if (!parse_temporary(name, &host, &pid)) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    const time_t age = now - st.st_mtime;
+    // Another host's writer (or one of this host in another pid namespace) may still be writing a
+    // fresh one; a writer of this host that no longer exists is not.
+    const bool dead_writer = host == me && pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+    if (age > kStaleTemporaryAge.count() || (dead_writer && age > kDeadWriterGrace.count())) {
+      if (unlinkat(dirfd(d), name.c_str(), 0) == 0) ++removed;
+    }
+  }
+  closedir(d);
+  return removed;
+}
+
+bool IndexStore::save(const BlockIndex& index, std::string* error) {
+  bool clean = false;
   {
     std::lock_guard lk(mu_);
     if (read_only_) {
       *error = "index directory is not writable";
       return false;
     }
+    const auto now = std::chrono::steady_clock::now();
+    if (!cleaned_ || now - last_cleaned_ > kStaleTemporaryAge) {
+      cleaned_ = true;
+      last_cleaned_ = now;
+      clean = true;
+    }
   }
   // Only a directory that cannot be used at all makes the store read-only; one file that cannot be
-  // written (a name, a full disk) does not stop the others from being saved.
+  // written (a full disk) does not stop the others from being saved.
   auto fail = [&](std::string why) {
     std::lock_guard lk(mu_);
     read_only_ = true;
     *error = std::move(why);
     return false;
   };
-  if (dir_.empty()) return fail(problem_);
+  if (dir_.empty()) return fail(problem_.empty() ? "no index directory" : problem_);
   if (!make_dirs(dir_, error)) return fail(*error);
-
-  const std::string path = path_for(source_abs_path);
-  std::string tmp = path + ".tmp.XXXXXX";
-  const int fd = mkstemp(tmp.data());
-  if (fd < 0) {
-    const int e = errno;
-    const std::string why = "cannot write in " + dir_ + ": " + errno_text(e);
-    if (e == EACCES || e == EPERM || e == EROFS || e == ENOTDIR || e == ENOENT) return fail(why);
-    *error = why;
-    return false;
-  }
-  const std::vector<uint8_t> bytes = serialize(index);
-  int err = io::write_all(fd, bytes.data(), bytes.size());
-  if (!err && fsync(fd) != 0) err = errno;
-  if (close(fd) != 0 && !err) err = errno;
-  if (!err && rename(tmp.c_str(), path.c_str()) != 0) err = errno;
-  if (err) {
-    unlink(tmp.c_str());
-    *error = "cannot write " + path + ": " + errno_text(err);
-    return false;  // a single failed write (disk full) does not make the store read-only
-  }
-  // Make the rename itself durable.
-  if (const int dfd = open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    fsync(dfd);
-    close(dfd);
-  }
-  return true;
+  if (clean) remove_stale_temporaries();
+  const int e = write_index_file(path_for(index.source), index, error);
+  if (e == EACCES || e == EPERM || e == EROFS || e == ENOTDIR || e == ENOENT) return fail(*error);
+  return e == 0;
 }
 
 }  // namespace mibz2::index

@@ -1,8 +1,10 @@
 // Where index files live and how they are loaded and saved (index/FORMAT.md, "Where index files
-// live"): one file per source, named by basename and a hash of the source's absolute path, written
-// atomically, trusted only when the source file's identity still matches.
+// live"): one file per source content, named by the content identity (size and fingerprint), so
+// that every copy of a dump finds it; written atomically under a temporary name unique to the
+// writing host and process, so that mounts sharing a directory never see or make a partial file.
 #pragma once
 
+#include <chrono>
 #include <mutex>
 #include <string>
 
@@ -19,33 +21,71 @@ bool identify_source(int fd, SourceIdentity* id, std::string* error);
 // The largest index file a source of `source_size` bytes can have (FORMAT.md, "Validity").
 uint64_t max_index_file_size(uint64_t source_size);
 
+// A sidecar index is published next to its source under the source's name and this suffix
+// ("dump.json.bz2.mibz2idx"); it is only ever read (FORMAT.md, "Sidecar indexes").
+inline constexpr const char* kSidecarSuffix = ".mibz2idx";
+
+// What an index file is for the source it is offered for.
+enum class Load {
+  kCurrent,      // its identity is the source's, all of it (size, fingerprint, mtime, inode)
+  kSameContent,  // size and fingerprint match, mtime or inode do not (a copy, another machine):
+                 // usable once a sample of its blocks is checked against the source
+  kMissing,      // there is none
+  kStale,        // a well-formed index of other content (size or fingerprint differ)
+  kInvalid,      // not a usable index file (not regular, too large, damaged, another version)
+};
+const char* to_string(Load load);
+
+// Reads the index file open at `fd` (named `name` in reasons) for a source of identity `id`:
+// regular files only, no larger than an index of that source can be, every field checked
+// (index_format.h), then the identity compared. Anything but kCurrent and kSameContent says why in
+// *reason.
+Load read_index_file(int fd, const std::string& name, const SourceIdentity& id, BlockIndex* out, std::string* reason);
+
+// Writes `index` to `path` atomically: a temporary file in the same directory, named after `path`,
+// this host and this process (".tmp.HOST.PID.XXXXXX", created exclusively), fsync'ed and renamed
+// over `path`. Returns 0 or the errno value that stopped it (with *error); nothing is left behind.
+int write_index_file(const std::string& path, const BlockIndex& index, std::string* error);
+
 class IndexStore {
  public:
   // `dir` empty: default_index_dir(); root's /var/cache/mibz2fs is created (0700) or checked here,
   // and left unused (dir() empty) if it is not safe (index/index_dir.h).
   explicit IndexStore(std::string dir = {});
+  using Load = index::Load;
 
   // Empty when there is no place to store indexes (then problem() says why).
   const std::string& dir() const { return dir_; }
   const std::string& problem() const { return problem_; }
-  // The index file for a source, by its absolute path.
-  std::string path_for(const std::string& source_abs_path) const;
+  // The index file for a source content: "<fingerprint, 16 hex>-<size>.idx" in dir().
+  std::string path_for(const SourceIdentity& id) const;
 
-  enum class Load { kCurrent, kMissing, kStale, kInvalid };
-  // Loads the index of `source_abs_path` if it exists, is valid and matches `id`; otherwise says
-  // why not in *reason (for kStale and kInvalid).
-  Load load(const std::string& source_abs_path, const SourceIdentity& id, BlockIndex* out, std::string* reason) const;
+  // Loads the index of the source `id` if there is one (kCurrent or kSameContent), else says why
+  // not in *reason (kStale, kInvalid).
+  Load load(const SourceIdentity& id, BlockIndex* out, std::string* reason) const;
 
-  // Writes atomically (temporary file, fsync, rename). On failure returns false with *error; the
-  // first failure marks the store read-only so callers warn once and keep indexes in memory.
-  bool save(const std::string& source_abs_path, const BlockIndex& index, std::string* error);
+  // Writes the index under the name of its source's content (index.source). On failure returns
+  // false with *error; a directory that cannot be used at all marks the store read-only, so
+  // callers warn once and keep indexes in memory. Before writing, removes the temporary files of
+  // writers that died (remove_stale_temporaries), at most once an hour.
+  bool save(const BlockIndex& index, std::string* error);
   bool read_only() const;
+
+  // Temporary files a writer left behind (it died between creating and renaming them): removed
+  // when older than kStaleTemporaryAge, or sooner when they name this host and a process that no
+  // longer exists (and are older than kDeadWriterGrace, a write takes milliseconds). Returns how
+  // many were removed.
+  static constexpr std::chrono::seconds kStaleTemporaryAge{3600};
+  static constexpr std::chrono::seconds kDeadWriterGrace{60};
+  size_t remove_stale_temporaries() const;
 
  private:
   std::string dir_;
   std::string problem_;  // why dir_ is empty
   mutable std::mutex mu_;  // a leaf lock
   bool read_only_ = false;  // guarded by mu_
+  std::chrono::steady_clock::time_point last_cleaned_{};  // guarded by mu_
+  bool cleaned_ = false;  // guarded by mu_
 };
 
 }  // namespace mibz2::index

@@ -1,9 +1,10 @@
 // Persistence of indexes (IndexStore, and the Catalog that loads and saves through it): a save-load
 // round trip gives the same index; a stale or damaged index file of any kind (truncated, any byte
 // flipped, wrong version, each field check, source modified in place with its mtime restored,
-// source replaced) is never taken as current, never crashes the loader, and the catalog rebuilds
-// it; an unwritable index directory makes the store read-only; index file names never collide for
-// equal basenames.
+// source replaced by other content) is never taken as current, never crashes the loader, and the
+// catalog rebuilds it; an index of the same content with another mtime or inode is validated, not
+// rebuilt; an unwritable index directory makes the store read-only; index file names are the
+// content's, so equal basenames never collide.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -28,15 +29,7 @@ namespace fs = std::filesystem;
 using index::IndexStore;
 using Load = IndexStore::Load;
 
-const char* load_name(Load l) {
-  switch (l) {
-    case Load::kCurrent: return "kCurrent";
-    case Load::kMissing: return "kMissing";
-    case Load::kStale: return "kStale";
-    case Load::kInvalid: return "kInvalid";
-  }
-  return "?";
-}
+const char* load_name(Load l) { return index::to_string(l); }
 
 void put8(Bytes& b, size_t off, uint8_t v) { b[off] = v; }
 void put32(Bytes& b, size_t off, uint32_t v) { std::memcpy(b.data() + off, &v, 4); }
@@ -82,7 +75,7 @@ struct Fixture {
     EXPECT_TRUE(index::identify_source(fd, &id, &error)) << error;
     close(fd);
     index::BlockIndex tmp;
-    return store.load(io::absolute_path(source), id, out ? out : &tmp, reason);
+    return store.load(id, out ? out : &tmp, reason);
   }
 };
 
@@ -92,7 +85,7 @@ TEST(IndexStore, ObtainBuildsSavesThenLoads) {
   EXPECT_TRUE(f.first.origin.built);
   EXPECT_TRUE(f.first.origin.saved) << f.first.origin.save_error;
   EXPECT_TRUE(f.first.origin.not_loaded_reason.empty());
-  EXPECT_EQ(f.first.origin.index_path, f.store.path_for(io::absolute_path(f.source)));
+  EXPECT_EQ(f.first.origin.index_path, f.store.path_for(f.first.index->source));
   ASSERT_TRUE(fs::exists(f.first.origin.index_path));
   ASSERT_EQ(f.index_bytes.size(), index::kHeaderSize + 32 * f.first.index->blocks.size());
   EXPECT_GE(f.first.index->blocks.size(), 3u);
@@ -131,13 +124,13 @@ TEST(IndexStore, SaveLoadRoundTripOfEveryCorpusShape) {
     std::string error;
     ASSERT_TRUE(index::identify_source(fd, &r.index.source, &error)) << error;
     close(fd);
-    ASSERT_TRUE(store.save(path, r.index, &error)) << error;
+    ASSERT_TRUE(store.save(r.index, &error)) << error;
     index::BlockIndex back;
     std::string reason;
-    ASSERT_EQ(store.load(path, r.index.source, &back, &reason), Load::kCurrent) << reason;
+    ASSERT_EQ(store.load(r.index.source, &back, &reason), Load::kCurrent) << reason;
     EXPECT_TRUE(same_index(back, r.index));
     // Saving again replaces it atomically (no temporary files left behind).
-    ASSERT_TRUE(store.save(path, r.index, &error)) << error;
+    ASSERT_TRUE(store.save(r.index, &error)) << error;
   }
   for (const auto& e : fs::directory_iterator(dir.path() / "idx"))
     EXPECT_EQ(e.path().extension(), ".idx") << "left behind: " << e.path();
@@ -149,7 +142,7 @@ TEST(IndexStore, MissingIndexIsMissing) {
   IndexStore store((dir.path() / "does" / "not" / "exist").string());
   index::BlockIndex out;
   std::string reason;
-  EXPECT_EQ(store.load("/some/source.bz2", {}, &out, &reason), Load::kMissing);
+  EXPECT_EQ(store.load({}, &out, &reason), Load::kMissing);
 }
 
 // Writes `bytes` as the index file, loads, checks the status, then checks the catalog rebuilds (and
@@ -295,8 +288,6 @@ TEST(IndexStore, EachFieldCheckRejectsItsDamage) {
       // Identity fields: the file parses, but it is not the index of this source.
       {"source size", [&](Bytes& b) { put64(b, 16, f.file.size() + 1); }, Load::kStale},
       {"source fingerprint", [](Bytes& b) { put64(b, 24, get64(b, 24) ^ 1); }, Load::kStale},
-      {"source mtime", [](Bytes& b) { put64(b, 32, get64(b, 32) + 1); }, Load::kStale},
-      {"source inode", [](Bytes& b) { put64(b, 40, get64(b, 40) ^ 1); }, Load::kStale},
   };
   for (const Case& c : cases) {
     Bytes bad = good;
@@ -306,7 +297,29 @@ TEST(IndexStore, EachFieldCheckRejectsItsDamage) {
   }
 }
 
-TEST(IndexStore, SourceModifiedInPlaceWithMtimeRestoredIsStale) {
+// mtime and inode are the fast path only (FORMAT.md, "Identity"): an index whose content identity
+// is the source's while they differ is of the same content, used after its sample is checked.
+TEST(IndexStore, OtherMtimeOrInodeIsTheSameContentValidatedNotRebuilt) {
+  Fixture f;
+  ASSERT_TRUE(f.first.origin.saved);
+  for (const auto& [what, offset] : {std::pair{"source mtime", size_t{32}}, std::pair{"source inode", size_t{40}}}) {
+    SCOPED_TRACE(what);
+    Bytes other = f.index_bytes;
+    put64(other, offset, get64(other, offset) + 1);
+    fix_checksum(other);
+    write_file(f.first.origin.index_path, other);
+    std::string reason;
+    EXPECT_EQ(f.load(&reason), Load::kSameContent) << reason;
+    const engine::IndexStatus o = obtain_guarded(f.source, f.store, 1);
+    ASSERT_TRUE(o.ready()) << o.error;
+    EXPECT_FALSE(o.origin.built) << o.origin.not_loaded_reason;
+    EXPECT_TRUE(o.origin.validated);
+    EXPECT_TRUE(same_index(*o.index, *f.first.index));
+    EXPECT_TRUE(read_file(f.first.origin.index_path) == other) << "the stored index is left as it was";
+  }
+}
+
+TEST(IndexStore, SourceModifiedInPlaceWithMtimeRestoredIsIndexedAgain) {
   // A change anywhere the fingerprint looks (the first and last 64 KiB), size and mtime unchanged.
   Fixture f(600000);
   ASSERT_TRUE(f.first.origin.saved);
@@ -330,46 +343,47 @@ TEST(IndexStore, SourceModifiedInPlaceWithMtimeRestoredIsStale) {
     ASSERT_EQ(after.mtime.tv_sec, before.mtime.tv_sec);
     ASSERT_EQ(after.mtime.tv_nsec, before.mtime.tv_nsec);
 
+    // Other content: another name, under which nothing is stored yet.
     std::string reason;
-    EXPECT_EQ(f.load(&reason), Load::kStale) << reason;
-    EXPECT_NE(reason.find("content"), std::string::npos) << reason;
+    EXPECT_EQ(f.load(&reason), Load::kMissing) << reason;
     const engine::IndexStatus o = obtain_guarded(f.source, f.store, 1);
     ASSERT_TRUE(o.ready()) << o.error;
     EXPECT_TRUE(o.origin.built);
-    EXPECT_FALSE(o.origin.not_loaded_reason.empty());
+    EXPECT_NE(o.origin.index_path, f.first.origin.index_path);
     EXPECT_NE(o.index->source.fingerprint, f.first.index->source.fingerprint);
     // The rebuilt index describes the changed file (the flip damaged something in it).
     EXPECT_TRUE(o.index->flags != 0 || !o.origin.notes.empty()) << "a flipped bit went unnoticed";
-    // Put the original back for the next round, and its index with it.
+    // Put the original back for the next round: its index is still there, under its own name.
     write_file(f.source, f.file);
     restore_mtime(f.source, before.mtime);
     const engine::IndexStatus back = obtain_guarded(f.source, f.store, 1);
-    ASSERT_TRUE(back.origin.built);
+    EXPECT_FALSE(back.origin.built);
     EXPECT_TRUE(same_index(*back.index, *f.first.index));
   }
 }
 
-TEST(IndexStore, SourceResizedOrTouchedIsStale) {
+TEST(IndexStore, SourceTouchedIsValidatedResizedIsIndexedAgain) {
   Fixture f;
   ASSERT_TRUE(f.first.origin.saved);
-  // Touched: same bytes, new mtime.
+  // Touched: same bytes, new mtime: the same content.
   const FileTimes before = stat_times(f.source);
   struct timespec later = before.mtime;
   later.tv_sec += 10;
   restore_mtime(f.source, later);
   std::string reason;
-  EXPECT_EQ(f.load(&reason), Load::kStale) << reason;
+  EXPECT_EQ(f.load(&reason), Load::kSameContent) << reason;
   engine::IndexStatus o = obtain_guarded(f.source, f.store, 1);
   ASSERT_TRUE(o.ready());
-  EXPECT_TRUE(o.origin.built);
+  EXPECT_FALSE(o.origin.built);
+  EXPECT_TRUE(o.origin.validated);
 
-  // Grown: a second stream appended, mtime restored.
+  // Grown: a second stream appended, mtime restored: other content.
   const Bytes more = libbz2_compress(text_bytes(5000, 99), 5);
   Bytes grown = f.file;
   grown.insert(grown.end(), more.begin(), more.end());
   write_file(f.source, grown);
   restore_mtime(f.source, later);
-  EXPECT_EQ(f.load(&reason), Load::kStale) << reason;
+  EXPECT_EQ(f.load(&reason), Load::kMissing) << reason;
   o = obtain_guarded(f.source, f.store, 1);
   ASSERT_TRUE(o.ready());
   EXPECT_TRUE(o.origin.built);
@@ -377,7 +391,7 @@ TEST(IndexStore, SourceResizedOrTouchedIsStale) {
   EXPECT_EQ(o.index->decompressed_size, f.plain.size() + 5000);
 }
 
-TEST(IndexStore, SourceReplacedByANewFileIsStale) {
+TEST(IndexStore, SourceReplacedByANewFileOfTheSameBytesIsValidated) {
   Fixture f;
   ASSERT_TRUE(f.first.origin.saved);
   const FileTimes before = stat_times(f.source);
@@ -389,11 +403,11 @@ TEST(IndexStore, SourceReplacedByANewFileIsStale) {
   const FileTimes after = stat_times(f.source);
   ASSERT_NE(after.inode, before.inode);
   std::string reason;
-  EXPECT_EQ(f.load(&reason), Load::kStale) << reason;
-  EXPECT_NE(reason.find("inode"), std::string::npos) << reason;
+  EXPECT_EQ(f.load(&reason), Load::kSameContent) << reason;
   const engine::IndexStatus o = obtain_guarded(f.source, f.store, 1);
   ASSERT_TRUE(o.ready()) << o.error;
-  EXPECT_TRUE(o.origin.built);
+  EXPECT_FALSE(o.origin.built);
+  EXPECT_TRUE(o.origin.validated);
   EXPECT_EQ(o.index->source.inode, after.inode);
   index::BlockIndex expected = *f.first.index;
   expected.source.inode = after.inode;
@@ -406,12 +420,12 @@ void expect_unwritable(const std::string& dir) {
   IndexStore store(dir);
   EXPECT_FALSE(store.read_only());
   std::string error;
-  EXPECT_FALSE(store.save(f.source, *f.first.index, &error));
+  EXPECT_FALSE(store.save(*f.first.index, &error));
   EXPECT_FALSE(error.empty());
   EXPECT_TRUE(store.read_only());
   // Stays read-only; later saves fail at once.
   std::string error2;
-  EXPECT_FALSE(store.save(f.source, *f.first.index, &error2));
+  EXPECT_FALSE(store.save(*f.first.index, &error2));
   EXPECT_FALSE(error2.empty());
   // the catalog still gives an index, kept in memory only.
   const engine::IndexStatus o = obtain_guarded(f.source, store, 1);
@@ -445,17 +459,17 @@ TEST(IndexStore, SameBasenameInDifferentDirectoriesGetsDifferentIndexes) {
   const Bytes pa = text_bytes(150000, 1), pb = text_bytes(90000, 2);
   const std::string a = dir.write("a/dump.bz2", libbz2_compress(pa, 1)).string();
   const std::string b = dir.write("b/dump.bz2", libbz2_compress(pb, 9)).string();
-  const std::string ia = store.path_for(io::absolute_path(a));
-  const std::string ib = store.path_for(io::absolute_path(b));
+  const std::string ia = store.path_for(identity_of(a));
+  const std::string ib = store.path_for(identity_of(b));
   EXPECT_NE(ia, ib);
-  for (const std::string& p : {ia, ib}) {
+  for (const auto& [p, source] : {std::pair{ia, a}, std::pair{ib, b}}) {
     const std::string name = fs::path(p).filename().string();
     EXPECT_EQ(fs::path(p).parent_path(), fs::path(store.dir()));
-    // <basename>.<16 hex>.idx
-    ASSERT_EQ(name.size(), std::string("dump.bz2.").size() + 16 + 4) << name;
-    EXPECT_EQ(name.rfind("dump.bz2.", 0), 0u) << name;
-    EXPECT_EQ(name.substr(name.size() - 4), ".idx") << name;
-    for (size_t i = 9; i < 25; ++i) EXPECT_TRUE(std::isxdigit(static_cast<unsigned char>(name[i]))) << name;
+    // <16 hex>-<size>.idx (FORMAT.md): the content, not the name.
+    const std::string size = std::to_string(fs::file_size(source));
+    ASSERT_EQ(name.size(), 16 + 1 + size.size() + 4) << name;
+    for (size_t i = 0; i < 16; ++i) EXPECT_TRUE(std::isxdigit(static_cast<unsigned char>(name[i]))) << name;
+    EXPECT_EQ(name.substr(16), "-" + size + ".idx") << name;
   }
   const engine::IndexStatus oa = obtain_guarded(a, store, 1), ob = obtain_guarded(b, store, 1);
   ASSERT_TRUE(oa.origin.saved && ob.origin.saved);
@@ -478,7 +492,7 @@ TEST(IndexStore, RelativeAndSymlinkedPathsShareOneIndex) {
   const engine::IndexStatus via_link = obtain_guarded(link, store, 1);
   ASSERT_TRUE(via_link.ready());
   EXPECT_TRUE(via_link.origin.built);
-  EXPECT_EQ(via_link.origin.index_path, store.path_for(io::absolute_path(real)));
+  EXPECT_EQ(via_link.origin.index_path, store.path_for(identity_of(real)));
   const engine::IndexStatus via_real = obtain_guarded(real, store, 1);
   EXPECT_FALSE(via_real.origin.built);
   // Relative to the working directory.
@@ -492,7 +506,7 @@ TEST(IndexStore, RelativeAndSymlinkedPathsShareOneIndex) {
 
 TEST(IndexStore, DirectoryNaming) {
   EXPECT_EQ(IndexStore("/tmp/some/dir///").dir(), "/tmp/some/dir");
-  EXPECT_EQ(IndexStore("/tmp/x/").path_for("/a/b.bz2").rfind("/tmp/x/b.bz2.", 0), 0u);
+  EXPECT_EQ(IndexStore("/tmp/x/").path_for(index::SourceIdentity{}).rfind("/tmp/x/", 0), 0u);
   // default_index_dir follows XDG_CACHE_HOME, then HOME (restored afterwards).
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   const std::string saved = xdg ? xdg : "";

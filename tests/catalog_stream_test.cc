@@ -157,7 +157,7 @@ TEST(CatalogStreamConcurrent, ConsumerThatStopsEndsTheBuildAndNothingIsStored) {
     EXPECT_TRUE(s.stopped);
     EXPECT_EQ(s.numbers.size(), stop_after);
     EXPECT_FALSE(s.obtained.origin.saved);
-    EXPECT_FALSE(std::filesystem::exists(store.path_for(io::absolute_path(path))));
+    EXPECT_FALSE(std::filesystem::exists(store.path_for(identity_of(path))));
     EXPECT_TRUE(same_bytes(s.bytes, Bytes(plain.begin(), plain.begin() + static_cast<std::ptrdiff_t>(s.bytes.size()))));
   }
 }

@@ -41,14 +41,16 @@ struct Source {
   size_t blocks() const { return index->blocks.size(); }
 };
 
-// Writes `file` under `dir` and indexes it (index kept in dir/idx).
+// Writes `file` under `dir` and indexes it (index kept in dir/idx-NAME: a store of its own, since
+// stores find indexes by content and some tests make files that share their size and fingerprint
+// with another, a damaged twin, whose own index they mean to have).
 inline Source write_source(const TempDir& dir, const std::string& name, Bytes plain, Bytes file) {
   Source s;
   s.name = name;
   s.plain = std::move(plain);
   s.file = std::move(file);
   s.path = dir.write(name, s.file).string();
-  index::IndexStore store((dir.path() / "idx").string());
+  index::IndexStore store((dir.path() / ("idx-" + name)).string());
   const engine::IndexStatus o = obtain_guarded(s.path, store, 2);
   EXPECT_TRUE(o.ready()) << name << ": " << o.error;
   s.index = o.index;

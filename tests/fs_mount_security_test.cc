@@ -633,7 +633,7 @@ TEST_F(FsSecurityTest, FifoAtAnIndexFilesPathDoesNotHangTheMount) {
   stdfs::create_directories(idx_);
   ASSERT_EQ(chmod(idx_.c_str(), 0700), 0);
   // The project's own naming of index files (index/index_store.cc, IndexStore::path_for).
-  const stdfs::path at = index::IndexStore(idx_.string()).path_for((src / "x.bz2").string());
+  const stdfs::path at = index::IndexStore(idx_.string()).path_for(identity_of((src / "x.bz2").string()));
   ASSERT_EQ(at.parent_path(), idx_);
   ASSERT_EQ(mkfifo(at.c_str(), 0600), 0);
   fifos_.push_back(at);
@@ -877,9 +877,10 @@ TEST_F(FsSecurityTest, DotNamedCompressedFilesKeepTheirOwnNames) {
   }
 }
 
-// A 230-character .bz2 name (its index file name is 251 characters, its temporary name longer
-// than NAME_MAX): it indexes and reads; the files read after it in the same mount have their
-// indexes saved all the same; a second mount indexes none of them again.
+// A 230-character .bz2 name (when index files were named after their source, its index file name
+// was 251 characters and its temporary name longer than NAME_MAX; they are named by content now,
+// and this stays a regression test): it indexes and reads; the files read after it in the same
+// mount have their indexes saved all the same; a second mount indexes none of them again.
 TEST_F(FsSecurityTest, LongNameDoesNotStopTheIndexStore) {
   const stdfs::path src = new_source();
   const std::string long_name = std::string(226, 'L') + ".bz2";

@@ -376,7 +376,7 @@ TEST(IndexDamage, NotBzip2OrEmptyIsRefusedWithAReason) {
     EXPECT_FALSE(o.error.empty());
     EXPECT_FALSE(o.index);
     EXPECT_FALSE(o.origin.saved);
-    EXPECT_FALSE(std::filesystem::exists(store.path_for(path))) << "no index is saved for a file that is not bzip2";
+    EXPECT_FALSE(std::filesystem::exists(store.path_for(identity_of(path)))) << "no index is saved for a file that is not bzip2";
   }
 }
 

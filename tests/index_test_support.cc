@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -309,6 +310,62 @@ FileTimes stat_times(const std::string& path) {
 void restore_mtime(const std::string& path, const struct timespec& t) {
   const struct timespec times[2] = {t, t};
   if (utimensat(AT_FDCWD, path.c_str(), times, 0) != 0) ADD_FAILURE() << "utimensat " << path;
+}
+
+Bytes StreamedFile::plain() const {
+  Bytes out;
+  for (const Bytes& p : plains) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+Bytes StreamedFile::file() const {
+  Bytes out;
+  for (const Bytes& s : streams) out.insert(out.end(), s.begin(), s.end());
+  return out;
+}
+
+uint64_t StreamedFile::stream_offset(size_t k) const {
+  uint64_t off = 0;
+  for (size_t i = 0; i < k; ++i) off += streams[i].size();
+  return off;
+}
+
+StreamedFile StreamedFile::with_stream_changed(size_t k) const {
+  StreamedFile twin = *this;
+  // Change one letter at a time until the stream compresses to the same size (a few tries: sizes
+  // move by a few bytes either way).
+  for (size_t attempt = 0; attempt < 5000; ++attempt) {
+    Bytes p = plains[k];
+    const size_t at = (attempt * 7919 + 13) % p.size();
+    p[at] = static_cast<uint8_t>(p[at] == 'x' ? 'y' : 'x');
+    if (p == plains[k]) continue;
+    Bytes s = libbz2_compress(p, 1);
+    if (s.size() != streams[k].size()) continue;
+    twin.plains[k] = std::move(p);
+    twin.streams[k] = std::move(s);
+    return twin;
+  }
+  ADD_FAILURE() << "no change of stream " << k << " compresses to its size";
+  return twin;
+}
+
+StreamedFile streamed_file(size_t streams, size_t stream_plain, uint64_t seed) {
+  StreamedFile f;
+  for (size_t i = 0; i < streams; ++i) {
+    f.plains.push_back(text_bytes(stream_plain, seed * 1000 + i));
+    f.streams.push_back(libbz2_compress(f.plains.back(), 1));
+  }
+  return f;
+}
+
+index::SourceIdentity identity_of(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  EXPECT_GE(fd, 0) << path;
+  index::SourceIdentity id;
+  std::string error;
+  EXPECT_TRUE(fd >= 0 && index::identify_source(fd, &id, &error)) << path << ": " << error;
+  if (fd >= 0) close(fd);
+  return id;
 }
 
 }  // namespace mibz2::test

@@ -113,6 +113,25 @@ Bytes splice_bits(const Bytes& file, uint64_t from, uint64_t to, const Bytes& in
 // Bits [from, to) of `file`, MSB first, in a buffer of their own.
 Bytes copy_bits(const Bytes& file, uint64_t from, uint64_t to);
 
+// ---- files of one content identity with other bytes ----------------------------------------------
+
+// A multistream file of one level-1 block per stream, from which a twin can be made: the same file
+// with one stream's content changed (same length) and its compressed size kept. When that stream
+// lies outside the first and last 64 KiB, the twin has the same size and fingerprint, the same
+// content identity (index/FORMAT.md, "Identity"), with other bytes: what a forged or colliding
+// index looks like.
+struct StreamedFile {
+  std::vector<Bytes> plains;   // each stream's content
+  std::vector<Bytes> streams;  // each stream compressed
+  Bytes plain() const;
+  Bytes file() const;
+  uint64_t stream_offset(size_t k) const;  // where stream k starts in file()
+  // The same file with stream k's content changed and its compressed size kept.
+  StreamedFile with_stream_changed(size_t k) const;
+};
+// `streams` streams of `stream_plain` bytes of text each (at most 100000: one level-1 block).
+StreamedFile streamed_file(size_t streams, size_t stream_plain, uint64_t seed);
+
 // ---- files ------------------------------------------------------------------------------------
 
 // stat() of a path (aborts the test on failure).
@@ -121,6 +140,8 @@ struct FileTimes {
   uint64_t inode;
 };
 FileTimes stat_times(const std::string& path);
+// The identity of the file at `path` as the catalog takes it (size, mtime, inode, fingerprint).
+index::SourceIdentity identity_of(const std::string& path);
 // Sets the mtime (and atime) back to `t` with utimensat.
 void restore_mtime(const std::string& path, const struct timespec& t);
 

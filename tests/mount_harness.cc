@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <cstdlib>
 #include <thread>
 
 #include "io/mount_table.h"
@@ -23,7 +24,13 @@
 namespace mibz2::test {
 namespace {
 
-const std::string kMibz2fs = MIBZ2FS_BINARY;
+// MIBZ2FS_TEST_BINARY runs the mount tests against another build (to see a new test fail on the
+// code before a fix).
+std::string mibz2fs_program() {
+  const char* other = std::getenv("MIBZ2FS_TEST_BINARY");
+  return other && *other ? other : MIBZ2FS_BINARY;
+}
+const std::string kMibz2fs = mibz2fs_program();
 
 }  // namespace
 

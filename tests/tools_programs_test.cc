@@ -189,6 +189,33 @@ TEST_F(Mibz2Program, IndexFailsWhenItCannotStoreTheIndex) {
   EXPECT_TRUE(ok.err.empty()) << ok.err;
 }
 
+// mibz2 index --output writes the index to a file of its own (a sidecar to publish with the dump):
+// a copy of the dump with it beside it, and an empty index directory, is not indexed again.
+TEST_F(Mibz2Program, IndexOutputWritesASidecarThatACopyUses) {
+  const std::filesystem::path side = dir_.file("good.bz2.mibz2idx");
+  const Ran r = mibz2("index --index-dir " + q(dir_.file("idx")) + " --output " + q(side) + " " + q(good_));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out_text().find("index written to " + side.string()), std::string::npos) << r.out_text();
+  const Bytes written = read_file(side);
+  ASSERT_GE(written.size(), 128u);
+  EXPECT_EQ(std::string(written.begin(), written.begin() + 8), "MIBZ2IDX");
+  std::filesystem::create_directories(dir_.file("copy"));
+  std::filesystem::copy_file(good_, dir_.file("copy") / "good.bz2");
+  std::filesystem::copy_file(side, dir_.file("copy") / "good.bz2.mibz2idx");
+  const Ran info = mibz2("info --index-dir " + q(dir_.file("empty-idx")) + " " + q(dir_.file("copy") / "good.bz2"));
+  EXPECT_EQ(info.status, 0) << info.err;
+  EXPECT_NE(info.out_text().find("sidecar, validated for this file"), std::string::npos) << info.out_text();
+  // One FILE only.
+  const Ran two = mibz2("index --output " + q(dir_.file("x.mibz2idx")) + " " + q(good_) + " " + q(two_streams_));
+  EXPECT_EQ(two.status, 1);
+  expect_prefixed(two, "mibz2 index: ");
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("x.mibz2idx")));
+  // A place it cannot be written is an error of its own.
+  const Ran bad = mibz2("index --output " + q(not_a_dir_ / "x.mibz2idx") + " " + q(good_));
+  EXPECT_EQ(bad.status, 1);
+  expect_prefixed(bad, "mibz2 index: ");
+}
+
 TEST_F(Mibz2Program, PluralForms) {
   const Ran one = mibz2("index " + q(good_));
   EXPECT_EQ(one.status, 0) << one.err;
@@ -251,7 +278,7 @@ TEST_F(Mibz2Program, HelpOfEachCommandListsEachOptionOnce) {
   };
   const std::vector<Case> cases = {
       {"cat", {"--offset SIZE", "--length SIZE"}},
-      {"index", {"-f,--force"}},
+      {"index", {"-f,--force", "-o,--output OUT"}},
       {"info", {"--json"}},
       {"verify", {}},
   };

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <future>
 
 #include <spdlog/spdlog.h>
 
@@ -15,10 +17,17 @@
 #include "bz2/stream_parser.h"
 #include "engine/reader.h"
 #include "io/fd_io.h"
+#include "index/block_check.h"
 #include "index/source_bytes.h"
 
 namespace mibz2::engine {
 namespace {
+
+// Closes a descriptor at the end of a scope.
+struct FdCloser {
+  int fd;
+  ~FdCloser() { close(fd); }
+};
 
 // A fresh cache key for a file's content.
 uint64_t new_file_id() {
@@ -182,22 +191,102 @@ bool Catalog::load_stored(const FileRef& file) {
     settle_failed(file, IndexFailure::kEnvironment, err);
     return true;
   }
-  close(fd);
+  const FdCloser closer{fd};
+  const index::FdBytes source(fd, id.size);
   IndexOrigin origin;
-  origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(file->path());
+  origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(id);
+  std::vector<std::string> not_used;  // why stored indexes were not used, for the build's origin
   index::BlockIndex loaded;
   std::string reason;
-  const auto status = store_.load(file->path(), id, &loaded, &reason);
+
+  // The index directory, by the content's name: this very file's index, or a copy's.
+  const index::Load got = store_.load(id, &loaded, &reason);
   loaded.source.ctime_ns = id.ctime_ns;  // index files do not keep it: the file's, as just confirmed
-  if (status == index::IndexStore::Load::kCurrent) {
+  if (got == index::Load::kCurrent) {
     settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(loaded)), std::move(origin));
     return true;
   }
-  if (status != index::IndexStore::Load::kMissing)
-    spdlog::warn("{}: stored index not used, rebuilding: {}", file->path(), reason);
+  if (got == index::Load::kSameContent && accept_same_content(*file, source, id, &loaded, &origin, &reason)) {
+    settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(loaded)), std::move(origin));
+    return true;
+  }
+  if (got != index::Load::kMissing) not_used.push_back(reason);
+
+  // A sidecar published with the source, read only. Whatever its mtime and inode say, it is
+  // checked against a sample of the source's blocks: it comes from elsewhere.
+  const std::string sidecar = file->path() + index::kSidecarSuffix;
+  if (const int sfd = access_.open_sidecar(*file); sfd >= 0) {
+    const index::Load side = index::read_index_file(sfd, sidecar, id, &loaded, &reason);
+    close(sfd);
+    if (side == index::Load::kCurrent || side == index::Load::kSameContent) {
+      IndexOrigin from_sidecar;
+      from_sidecar.index_path = sidecar;
+      from_sidecar.sidecar = true;
+      if (accept_same_content(*file, source, id, &loaded, &from_sidecar, &reason)) {
+        settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(loaded)), std::move(from_sidecar));
+        return true;
+      }
+    }
+    not_used.push_back(reason);
+  } else if (sfd != -ENOENT) {
+    not_used.push_back("cannot open " + sidecar + ": " + std::strerror(-sfd));
+  }
+
+  std::string why;
+  for (const std::string& r : not_used) why += (why.empty() ? "" : "; ") + r;
+  if (!why.empty()) spdlog::warn("{}: stored index not used, rebuilding: {}", file->path(), why);
   std::lock_guard lk(file->mu_);
-  file->not_loaded_reason_ = std::move(reason);
+  file->not_loaded_reason_ = std::move(why);
   return false;
+}
+
+// The blocks are decoded on the pool at demand priority, side by side (a reader waits for them as
+// for any read); the caller waits for all of them, so the references the jobs hold stay valid.
+std::string Catalog::check_blocks(const index::BlockIndex& idx, const std::vector<size_t>& blocks,
+                                  const index::SourceBytes& source) const {
+  std::vector<std::future<std::string>> results;
+  results.reserve(blocks.size());
+  for (size_t b : blocks) {
+    auto done = std::make_shared<std::promise<std::string>>();
+    results.push_back(done->get_future());
+    engine_.pool().submit(Priority::kDemand, [&idx, &source, b, done](WorkerContext& ctx) {
+      try {
+        bz2::ByteBuffer out;
+        done->set_value(index::describe_check(idx, b, index::check_block(idx, b, source, ctx.decoder, ctx.compressed, out)));
+      } catch (const std::exception& e) {
+        done->set_value(index::describe_block(idx, b) + ": cannot decode: " + e.what());
+      }
+    });
+  }
+  std::string first;
+  for (auto& r : results) {
+    std::string why = r.get();
+    if (first.empty()) first = std::move(why);
+  }
+  return first;
+}
+
+bool Catalog::accept_same_content(const CatalogFile& file, const index::SourceBytes& source,
+                                  const index::SourceIdentity& id, index::BlockIndex* loaded, IndexOrigin* origin,
+                                  std::string* reason) const {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<size_t> sample = index::sample_blocks(*loaded);
+  const std::string mismatch = check_blocks(*loaded, sample, source);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const size_t checked = sample.size();
+  if (!mismatch.empty()) {
+    *reason = (origin->sidecar ? origin->index_path : std::string("the stored index")) +
+              " has this file's size and fingerprint but not its blocks: " + mismatch;
+    return false;
+  }
+  spdlog::info("{}: index {} validated for this copy ({} of {} blocks checked in {:.0f} ms)", file.path(),
+               origin->index_path, checked, loaded->blocks.size(), secs * 1000);
+  // From here on it is this file's index: refresh() and Engine::open compare with this identity.
+  loaded->source = id;
+  origin->validated = true;
+  origin->validation_seconds = secs;
+  origin->blocks_validated = checked;
+  return true;
 }
 
 bool Catalog::load_if_current(const FileRef& file) {
@@ -383,8 +472,8 @@ std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error) {
     }
     // A block that does not match its record makes the index stale: the read fails, and the next
     // open builds a fresh index (not the stored one, which matched the source's identity).
-    reader->set_mismatch_handler([this, weak = std::weak_ptr<CatalogFile>(file), file_id](const std::string&) {
-      if (FileRef f = weak.lock()) distrust(f, file_id);
+    reader->set_mismatch_handler([this, weak = std::weak_ptr<CatalogFile>(file), file_id](const std::string& what) {
+      if (FileRef f = weak.lock()) distrust(f, file_id, what);
     });
     std::lock_guard lk(file->mu_);
     if (file->file_id_ == file_id) file->reader_ = reader;
@@ -394,7 +483,7 @@ std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error) {
   return nullptr;
 }
 
-void Catalog::distrust(const FileRef& file, uint64_t file_id) {
+void Catalog::distrust(const FileRef& file, uint64_t file_id, const std::string& what) {
   {
     std::lock_guard lk(file->mu_);
     if (file->file_id_ != file_id || file->state_ != IndexState::kReady) return;  // already handled
@@ -403,7 +492,9 @@ void Catalog::distrust(const FileRef& file, uint64_t file_id) {
     file->reader_.reset();
     file->distrust_stored_ = true;
   }
-  spdlog::warn("{}: its index does not match the source; indexing it again", file->path());
+  // Once per index: the first block found to differ says it for all (the others fail alike).
+  spdlog::warn("{}: its index does not match the source ({}); reads of it fail until it is indexed again",
+               file->path(), what);
   engine_.forget(file_id);
 }
 
@@ -613,8 +704,8 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
     r.index.source = build->id;
     IndexOrigin origin;
     origin.built = true;
-    origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(path);
-    origin.saved = store_.save(path, r.index, &origin.save_error);
+    origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(build->id);
+    origin.saved = store_.save(r.index, &origin.save_error);
     origin.notes = std::move(r.notes);
     {
       std::lock_guard lk(file->mu_);

@@ -5,13 +5,17 @@
 //
 // A file's life (IndexState; one mutex per file guards it):
 //
-//   kUnknown/kStale --prepare--> kLoading --stored index current--> kReady
+//   kUnknown/kStale --prepare--> kLoading --stored index current, or of the same content--> kReady
 //                                    |
 //                                    +--none, stale or invalid--> kQueued --> kBuilding --> kReady
 //                                                                                   \----> kFailed
 //   kReady/kFailed --refresh() sees the source changed (size, mtime, inode)--> kStale
 //
-// Loading runs on the caller's thread (it reads a small index file). Builds run on the engine's
+// Loading runs on the caller's thread: it reads a small index file, from the index directory by the
+// content's name, else the sidecar next to the source; one of the same content (size and
+// fingerprint) but another mtime or inode (a copy, a sidecar) is used once a sample of 8 blocks
+// spread over the file decodes exactly as its records say (decoded side by side on the pool, at
+// demand priority, while the loading thread waits: tens of milliseconds). Builds run on the engine's
 // decoder pool, one file at a time on every worker: each job is one IndexBuilder step (a scan or
 // one block's decode) at background priority, so reads always go first and a build never holds a
 // worker for longer than a block; the driver keeps as many jobs queued as the builder has work
@@ -39,6 +43,7 @@
 #include "index/block_stream.h"
 #include "index/index_builder.h"
 #include "index/index_store.h"
+#include "index/source_bytes.h"
 
 namespace mibz2::engine {
 
@@ -59,7 +64,13 @@ const char* to_string(IndexState state);
 struct IndexOrigin {
   bool built = false;             // built in this process (false: loaded from the store)
   bool saved = false;             // built and stored
-  std::string index_path;         // where it is (or would be) stored; empty without an index dir
+  bool validated = false;         // loaded for content that matched by size and fingerprint but not
+                                  // by mtime or inode (a copy; a sidecar), after checking a sample
+  bool sidecar = false;           // loaded from the sidecar next to the source
+  double validation_seconds = 0;  // validated: the time the sample took
+  size_t blocks_validated = 0;    // validated: the blocks checked
+  std::string index_path;         // where it is (or would be) stored, or the sidecar it came from;
+                                  // empty without an index dir
   std::string not_loaded_reason;  // why a stored index was not used (stale, invalid), if any
   std::string save_error;         // why it was not stored, if it was built and not stored
   std::vector<std::string> notes; // damage and warnings found by the build, in file order
@@ -197,8 +208,18 @@ class Catalog {
   void finish_build(const std::shared_ptr<Build>& build);
   bool source_changed(const Build& build) const;
   static void log_damage(const std::string& path, const index::BlockIndex& index);
-  // A Reader found a block that does not match the index with this cache key.
-  void distrust(const FileRef& file, uint64_t file_id);
+  // A Reader found a block that does not match the index with this cache key (`what`: which, how).
+  void distrust(const FileRef& file, uint64_t file_id, const std::string& what);
+  // A stored or sidecar index whose content identity matches the source's (size, fingerprint)
+  // while its mtime or inode do not: checks a sample of its blocks against `source` (a few blocks
+  // spread over the file, index::sample_blocks, checked by check_blocks). True: it describes this
+  // file (its identity is made the source's, *origin says how long it took); false with *reason.
+  bool accept_same_content(const CatalogFile& file, const index::SourceBytes& source, const index::SourceIdentity& id,
+                           index::BlockIndex* loaded, IndexOrigin* origin, std::string* reason) const;
+  // Checks `blocks` of `idx` against `source` (index::check_block), in parallel on the pool. Empty
+  // when all match; else what the first in order that did not found.
+  std::string check_blocks(const index::BlockIndex& idx, const std::vector<size_t>& blocks,
+                           const index::SourceBytes& source) const;
   void settle_ready(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin);
   void settle_failed(const FileRef& file, IndexFailure failure, std::string error, IndexOrigin origin = {});
   // The one way the catalog opens a source (through access_): read-only, with its identity (size,

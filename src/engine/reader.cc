@@ -9,9 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/engine.h"
-#include "bz2/block_scanner.h"
-#include "bz2/stream_parser.h"
-#include "io/fd_io.h"
+#include "index/block_check.h"
 
 namespace mibz2::engine {
 
@@ -21,6 +19,7 @@ Reader::Reader(Engine& engine, uint64_t file_id, std::string path, int fd, std::
       path_(std::move(path)),
       fd_(fd),
       index_(std::move(index)),
+      source_(fd_, index_->source.size),
       readahead_(engine.readahead_limits()),
       damage_reported_(index_->blocks.size(), false) {}
 
@@ -190,60 +189,28 @@ void Reader::queue_decode(const std::shared_ptr<InFlight>& entry, uint64_t block
 
 Reader::Outcome Reader::decode(uint64_t block, WorkerContext& ctx) {
   EngineStats& st = engine_.stats();
-  const index::BlockIndex& idx = *index_;
-  const index::BlockRecord& r = idx.blocks[block];
-  // What must surround the block in the source, so that no index can leave a block out unseen
-  // (records chain inside a stream; FORMAT.md): a stream's first block after a gap follows its
-  // stream header, and a block the next record does not start right after is followed by an
-  // end-of-stream marker. Both are read with the block, in the same request.
-  const bool after_header = r.stream_start() && (block == 0 || idx.blocks[block - 1].end_bit() != r.start_bit());
-  const bool before_end = block + 1 == idx.blocks.size() || idx.blocks[block + 1].start_bit() != r.end_bit();
-  if (after_header && (r.start_bit() < bz2::kStreamHeaderBits || r.start_bit() % 8 != 0))
-    return mismatch(block, "a stream's first block is not byte-aligned after its header");
-  const uint64_t byte_begin = (r.start_bit() - (after_header ? bz2::kStreamHeaderBits : 0)) / 8;
-  const uint64_t byte_end = (r.end_bit() + (before_end ? 48 : 0) + 7) / 8;
-  ctx.compressed.resize_uninitialized(byte_end - byte_begin);
-  const ssize_t got = io::pread_full(fd_, ctx.compressed.data(), byte_end - byte_begin, byte_begin);
-  if (got != static_cast<ssize_t>(byte_end - byte_begin)) {
-    add(st.decode_errors);
-    report_damage(block, got < 0 ? std::string("cannot read the source: ") + std::strerror(static_cast<int>(-got))
-                                 : "the source file is shorter than its index says (changed?)");
-    return {nullptr, EIO};
-  }
-  const std::span<const uint8_t> bytes{ctx.compressed.data(), ctx.compressed.size()};
-  const uint64_t start = r.start_bit() - byte_begin * 8;
-  if (after_header) {
-    int level = 0;
-    if (bz2::classify_stream_start(bytes, 0, &level) != bz2::StreamStart::kStream || level != r.level())
-      return mismatch(block, "no stream header before a stream's first block");
-  }
-  if (before_end && bz2::read48_at(bytes, start + r.bit_length) != bz2::kEndOfStreamMagic)
-    return mismatch(block, "no end-of-stream marker after a stream's last block");
   auto decoded = std::make_shared<DecodedBlock>();
-  const uint64_t expect = idx.block_size(block);
-  // Exactly the known size, plus the little RLE1 reserves ahead of what it writes (so the buffer
-  // never regrows and the cache's byte accounting is the memory really held).
-  decoded->bytes.reserve_exact(expect + 4096);
-  bz2::BlockResult res;
-  const bz2::Error e = ctx.decoder.decode(bytes, start, r.level(), decoded->bytes, res);
-  if (e) {
-    add(st.decode_errors);
-    report_damage(block, bz2::to_string(e));
-    return {nullptr, EIO};
+  const index::BlockCheck c = index::check_block(*index_, block, source_, ctx.decoder, ctx.compressed, decoded->bytes);
+  switch (c.kind) {
+    case index::BlockCheck::kOk: break;
+    case index::BlockCheck::kUnreadable:
+      add(st.decode_errors);
+      report_damage(block, c.why);
+      return {nullptr, EIO};
+    case index::BlockCheck::kMismatch: return mismatch(block, c.why);
   }
-  // Never serve bytes the index does not vouch for: its size, stored CRC and end as the index
-  // recorded them (an index of another file, or a source changed in place).
-  if (decoded->bytes.size() != expect || res.stored_crc != r.crc || res.end_bit != start + r.bit_length)
-    return mismatch(block, "the block decodes to another size, CRC or length than its record says");
   add(st.decodes);
-  add(st.bytes_decoded, expect);
+  add(st.bytes_decoded, decoded->bytes.size());
   return {std::move(decoded), 0};
 }
 
 Reader::Outcome Reader::mismatch(uint64_t block, const std::string& why) {
   add(engine_.stats().decode_errors);
-  report_damage(block, "the index does not match the source: " + why);
-  if (on_mismatch_) on_mismatch_(why);
+  const std::string what = index::describe_block(*index_, block) + ": " + why;
+  // The handler (the Catalog) says it once per index, with what was found; without one, say it
+  // here, once per block as for damage.
+  if (on_mismatch_) on_mismatch_(what);
+  else report_damage(block, "the index does not match the source: " + why);
   return {nullptr, EIO};
 }
 

@@ -23,6 +23,7 @@
 #include "engine/decoder_pool.h"
 #include "engine/readahead.h"
 #include "index/block_index.h"
+#include "index/source_bytes.h"
 
 namespace mibz2::engine {
 
@@ -47,8 +48,9 @@ class Reader : public std::enable_shared_from_this<Reader> {
   uint64_t file_id() const { return file_id_; }
 
   // Called (on a decoder thread) when a block does not match its index record: the index belongs
-  // to another file or the source changed in place. Set once, before the Reader is shared.
-  void set_mismatch_handler(std::function<void(const std::string& why)> handler) { on_mismatch_ = std::move(handler); }
+  // to another file or the source changed in place. `what` names the block and what was found.
+  // Set once, before the Reader is shared; the handler reports it (the Reader then logs nothing).
+  void set_mismatch_handler(std::function<void(const std::string& what)> handler) { on_mismatch_ = std::move(handler); }
 
   // For tests of the hit path: the lock the slow path takes.
   std::mutex& inflight_mutex_for_testing() { return inflight_mu_; }
@@ -84,7 +86,8 @@ class Reader : public std::enable_shared_from_this<Reader> {
   const std::string path_;
   const int fd_;
   const std::shared_ptr<const index::BlockIndex> index_;
-  std::function<void(const std::string& why)> on_mismatch_;
+  const index::FdBytes source_;  // fd_, read by position up to the size the index describes
+  std::function<void(const std::string& what)> on_mismatch_;
 
   // Lock order (each line: held while taking the next ones, never the reverse):
   //   inflight_mu_  ->  a BlockCache shard mutex (the re-check under the slow path)

@@ -6,12 +6,18 @@
 #include <cerrno>
 
 #include "engine/catalog.h"
+#include "index/index_store.h"
 #include "io/fd_io.h"
 
 namespace mibz2::engine {
 
 int PlainSourceAccess::open(const CatalogFile& file, struct stat* st) const {
   return io::open_regular(file.path().c_str(), st);
+}
+
+int PlainSourceAccess::open_sidecar(const CatalogFile& file) const {
+  struct stat st;
+  return io::open_regular((file.path() + index::kSidecarSuffix).c_str(), &st);
 }
 
 int PlainSourceAccess::stat(const CatalogFile& file, struct stat* st) const {

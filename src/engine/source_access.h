@@ -1,4 +1,4 @@
-// How the Catalog reaches a compressed file's source: the only two things it ever does to one.
+// How the Catalog reaches a compressed file's source: the only three things it ever does to one.
 // The mount gives it an access that opens beneath SOURCE and checks the file is the one its node
 // stands for (src/fs); the programs, which open the paths their user named, the plain one here.
 #pragma once
@@ -20,6 +20,9 @@ class SourceAccess {
   virtual int open(const CatalogFile& file, struct stat* st) const = 0;
   // The source's attributes, without opening it or following a final symlink. 0 or an errno value.
   virtual int stat(const CatalogFile& file, struct stat* st) const = 0;
+  // Opens the file's sidecar index (its path + index::kSidecarSuffix) read-only, the same way as
+  // the source: returns the descriptor, or -errno (-ENOENT when there is none).
+  virtual int open_sidecar(const CatalogFile& file) const = 0;
 };
 
 // For paths a user named on a command line: symlinks followed, as any program follows them.
@@ -27,6 +30,7 @@ class PlainSourceAccess final : public SourceAccess {
  public:
   int open(const CatalogFile& file, struct stat* st) const override;
   int stat(const CatalogFile& file, struct stat* st) const override;
+  int open_sidecar(const CatalogFile& file) const override;
 };
 
 }  // namespace mibz2::engine

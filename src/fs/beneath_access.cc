@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include "engine/catalog.h"
+#include "index/index_store.h"
 
 namespace mibz2::fs {
 
@@ -17,6 +18,13 @@ int BeneathAccess::open(const engine::CatalogFile& file, struct stat* st) const 
     return -ESTALE;
   }
   return fd;
+}
+
+int BeneathAccess::open_sidecar(const engine::CatalogFile& file) const {
+  const auto rel = root_.relative(file.path());
+  if (!rel) return -ENOENT;
+  struct stat st;
+  return root_.open(*rel + index::kSidecarSuffix, io::SourceRoot::Kind::kRegular, &st);
 }
 
 int BeneathAccess::stat(const engine::CatalogFile& file, struct stat* st) const {

@@ -7,6 +7,7 @@
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 #include "tools/index_access.h"
+#include "index/index_store.h"
 
 namespace mibz2::tools {
 
@@ -30,6 +31,9 @@ int cmd_index(const IndexOptions& o) {
                 human_bytes(idx.decompressed_size).c_str());
     if (origin.built)
       std::printf(", indexed in %.2f s (%.0f MB/s compressed)", secs, secs > 0 ? static_cast<double>(idx.source.size) / secs / 1e6 : 0.0);
+    else if (origin.validated)
+      std::printf(", index of the same content validated (%zu blocks in %.0f ms)", origin.blocks_validated,
+                  origin.validation_seconds * 1000);
     else
       std::printf(", index current");
     if (idx.damaged_blocks) std::printf(", %s", plural(idx.damaged_blocks, "damaged block").c_str());
@@ -41,6 +45,18 @@ int cmd_index(const IndexOptions& o) {
       std::fflush(stdout);
       std::fprintf(stderr, "mibz2 index: %s: index not stored: %s\n", path.c_str(), origin.save_error.c_str());
       status = std::max(status, kExitEnvironment);
+    }
+    if (!o.output.empty()) {
+      // The index as the catalog holds it: this file's identity, so that mounts of this very file
+      // take it at once and copies of it check a sample first.
+      std::string error;
+      if (index::write_index_file(o.output, idx, &error) != 0) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "mibz2 index: %s: %s\n", path.c_str(), error.c_str());
+        status = std::max(status, kExitEnvironment);
+      } else {
+        std::printf("%s: index written to %s\n", path.c_str(), o.output.c_str());
+      }
     }
   }
   return status;

@@ -37,6 +37,7 @@ const char* damage_kind(const index::BlockRecord& r) {
 }
 
 const char* index_state(const engine::IndexOrigin& origin) {
+  if (origin.validated) return origin.sidecar ? "sidecar, validated for this file" : "validated for this copy";
   if (!origin.built) return "current";
   return origin.saved ? "built now" : "built now, in memory only (not saved)";
 }

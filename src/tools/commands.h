@@ -38,6 +38,7 @@ struct CatOptions : FileOptions {
 };
 struct IndexOptions : FileOptions {
   bool force = false;  // --force: rebuild even when the stored index is current
+  std::string output;  // --output: also write the index to this file (a sidecar); one FILE only
 };
 struct InfoOptions : FileOptions {
   bool json = false;  // --json: one JSON object per file

@@ -103,9 +103,13 @@ int main(int argc, char** argv) {
   CLI::App* index_cmd = app.add_subcommand("index", "build and store the block index of files");
   add_file_options(index_cmd, &index);
   index_cmd->add_flag("-f,--force", index.force, "rebuild even when the stored index is current");
+  index_cmd->add_option("-o,--output", index.output, "also write the index to OUT (one FILE only), e.g. FILE.mibz2idx")
+      ->type_name("OUT");
   index_cmd->footer(
       "Builds the block index of each FILE (a full parallel decode) and stores it, so that mibz2fs\n"
-      "and mibz2 cat --offset start at once. An index that cannot be stored is an error (status 1).");
+      "and mibz2 cat --offset start at once. An index that cannot be stored is an error (status 1).\n"
+      "--output writes it to a file of its own as well: named FILE.mibz2idx next to FILE (a sidecar),\n"
+      "it is found by every mount and every copy of FILE, read-only, and checked before use.");
 
   InfoOptions info;
   CLI::App* info_cmd = app.add_subcommand("info", "show streams, blocks, sizes, damage and the index of files");
@@ -158,7 +162,14 @@ int main(int argc, char** argv) {
   if (offset_opt->count()) cat.offset = offset;
   if (length_opt->count()) cat.length = length;
   if (cat_cmd->parsed()) return cmd_cat(cat);
-  if (index_cmd->parsed()) return cmd_index(index);
+  if (index_cmd->parsed()) {
+    if (!index.output.empty() && index.files.size() != 1) {
+      std::fprintf(stderr, "mibz2 index: --output takes one FILE, not %zu (try 'mibz2 index --help')\n",
+                   index.files.size());
+      return kExitEnvironment;
+    }
+    return cmd_index(index);
+  }
   if (info_cmd->parsed()) return cmd_info(info);
   return cmd_verify(verify);
 }
