@@ -76,8 +76,10 @@ size_t InodeTable::size() const {
 std::vector<engine::FileRef> InodeTable::current_decompressed_files() const {
   std::lock_guard lk(mu_);
   std::vector<engine::FileRef> files;
-  for (const auto& [rel, ino] : by_rel_)
-    if (const Node& n = *by_ino_[ino]; n.kind == NodeKind::kDecompressed) files.push_back(n.file);
+  for (const auto& [rel, ino] : by_rel_) {
+    const auto it = by_ino_.find(ino);
+    if (it != by_ino_.end() && it->second->kind == NodeKind::kDecompressed) files.push_back(it->second->file);
+  }
   return files;
 }
 
