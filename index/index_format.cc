@@ -53,8 +53,10 @@ std::string record_problem(const BlockIndex& idx, uint64_t i) {
   const std::string which = "record " + std::to_string(i);
   if (r.level() < 1 || r.level() > 9) return which + " has level " + std::to_string(r.level());
   if ((r.flags & ~BlockRecord::kKnownFlags) || r.reserved) return which + " has a reserved bit set";
-  // A truncated record holds what is left of the file, which may be less than a block magic.
-  if ((r.bit_length < 48 && !r.truncated()) || r.start_bit() > idx.source.size * 8 ||
+  // A block holds at least its 48-bit magic. A truncated record holds what is left of the file, and
+  // a damaged stretch (undecodable) what lies between two marks: either may be shorter.
+  if ((r.bit_length < 48 && !r.truncated() && !r.undecodable()) || (r.bit_length == 0 && !r.truncated()) ||
+      r.start_bit() > idx.source.size * 8 ||
       r.bit_length > idx.source.size * 8 - r.start_bit())
     return which + " lies outside the source file";
   if (i == 0 && r.out_offset != 0) return "first record does not start at offset 0";

@@ -115,8 +115,10 @@ bool identify_source(int fd, SourceIdentity* id, std::string* error) {
 }
 
 uint64_t max_index_file_size(uint64_t source_size) {
-  // FORMAT.md: records do not overlap and all but a truncated last one are at least 48 bits long.
-  return kHeaderSize + sizeof(BlockRecord) * (source_size * 8 / 48 + 2);
+  // FORMAT.md: records do not overlap; a block is at least 48 bits long, and a shorter damaged
+  // stretch always ends at a block or an end-of-stream marker (at least 48 bits), so two records
+  // take at least 49 bits; a truncated last one may be shorter still.
+  return kHeaderSize + sizeof(BlockRecord) * (source_size * 8 / 24 + 2);
 }
 
 Load read_index_file(int fd, const std::string& name, const SourceIdentity& id, BlockIndex* out, std::string* reason) {

@@ -13,6 +13,7 @@
 
 #include "bz2/stream_parser.h"
 #include "index/index_format.h"
+#include "index/index_store.h"
 #include "catalog_test_support.h"
 
 namespace mibz2::test {
@@ -559,6 +560,41 @@ TEST(IndexDamage, DamagedEndOfStreamBeforeAHigherLevelStreamLosesNothingElse) {
     ASSERT_TRUE(got);
     EXPECT_TRUE(same_bytes(*got, slice(plain, s.out_offset, s.out_size)));
   }
+}
+
+// A damaged stretch can be shorter than a block magic: a stream header, a few bits of garbage and
+// an end-of-stream marker (found by fuzzing: "BZh5BZh\x08..." gave a 33-bit stretch). The index the
+// builder makes of it must pass the parser's checks and fit max_index_file_size, or every mount
+// rebuilds it and every load calls it malformed.
+TEST(IndexDamage, AStretchShorterThanABlockMagicGivesAValidIndex) {
+  std::vector<Bytes> inputs = {Bytes{0x42, 0x5a, 0x68, 0x35, 0x42, 0x5a, 0x68, 0x08, 0x2e, 0xe4, 0x8a, 0x70,
+                                     0xa1, 0x20, 0xf3, 0xed, 0x62, 0x52}};
+  Rng rng(0x5157);
+  for (unsigned garbage = 1; garbage < 48; ++garbage) {
+    BitWriter w;
+    w.put_bytes("BZh9");
+    w.put(rng.next() & ((uint64_t{1} << garbage) - 1), garbage);
+    w.put(0x177245385090ull, 48);  // end-of-stream magic
+    w.put(0, 32);                  // its combined CRC: an empty stream's
+    inputs.push_back(w.finish());
+  }
+  size_t stretches = 0;
+  for (const Bytes& data : inputs) {
+    SCOPED_TRACE(::testing::PrintToString(data));
+    const index::BuildResult r = build_guarded(data, 1);
+    if (!r.ok) continue;
+    EXPECT_GE(r.index.damaged_blocks, 1u) << "bzip2 rejects every one of these";
+    for (const BlockRecord& rec : r.index.blocks)
+      if (rec.undecodable() && !rec.truncated() && rec.bit_length < 48) ++stretches;
+    BlockIndex idx = r.index;
+    idx.source.size = data.size();
+    const std::vector<uint8_t> bytes = index::serialize(idx);
+    EXPECT_LE(bytes.size(), index::max_index_file_size(data.size()));
+    BlockIndex parsed;
+    std::string why;
+    EXPECT_TRUE(index::parse(bytes, &parsed, &why)) << "malformed index: " << why;
+  }
+  EXPECT_GT(stretches, 0u) << "no input gave a stretch shorter than 48 bits: the test tests nothing";
 }
 
 // ---- several threads ----------------------------------------------------------------------------
