@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -60,6 +61,28 @@ std::string IndexStatus::describe() const {
   return "?";
 }
 
+std::string CatalogSummary::describe() const {
+  char buf[384];
+  std::snprintf(buf, sizeof buf,
+                "files_ready=%llu files_building=%llu files_queued=%llu files_failed=%llu bytes_done=%llu "
+                "bytes_to_do=%llu rate_bytes_per_s=%.0f eta_s=%s",
+                static_cast<unsigned long long>(ready), static_cast<unsigned long long>(building),
+                static_cast<unsigned long long>(queued), static_cast<unsigned long long>(failed),
+                static_cast<unsigned long long>(bytes_done), static_cast<unsigned long long>(bytes_to_do), rate(),
+                eta() < 0 ? "unknown" : std::to_string(static_cast<unsigned long long>(eta() + 0.5)).c_str());
+  return buf;
+}
+
+std::string CatalogSummary::counters() const {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "indexes_built=%llu indexes_loaded=%llu index_failures=%llu bytes_indexed=%llu index_seconds=%.1f",
+                static_cast<unsigned long long>(built), static_cast<unsigned long long>(loaded),
+                static_cast<unsigned long long>(failures), static_cast<unsigned long long>(bytes_indexed),
+                build_seconds);
+  return buf;
+}
+
 // One running build: the open source, the builder, and its jobs on the pool.
 struct Catalog::Build {
   ~Build() {
@@ -96,7 +119,16 @@ bool Catalog::starts_like_bzip2(int fd) {
 }
 
 FileRef Catalog::add(std::string path, uint64_t device, uint64_t inode) {
-  return std::make_shared<CatalogFile>(std::move(path), device, inode);
+  FileRef file = std::make_shared<CatalogFile>(std::move(path), device, inode);
+  std::lock_guard lk(mu_);
+  if (files_.size() >= 2 * files_pruned_at_ + 64) {
+    // Entries the caller dropped (forgotten nodes): pruned when the list has doubled, so adding
+    // stays amortised O(1).
+    std::erase_if(files_, [](const std::weak_ptr<CatalogFile>& w) { return w.expired(); });
+    files_pruned_at_ = files_.size();
+  }
+  files_.push_back(file);
+  return file;
 }
 
 int Catalog::open_source(const CatalogFile& file, index::SourceIdentity* id, std::string* error) const {
@@ -151,6 +183,10 @@ void Catalog::settle_ready(const FileRef& file, std::shared_ptr<const index::Blo
 void Catalog::settle_failed(const FileRef& file, IndexFailure failure, std::string error, IndexOrigin origin) {
   struct stat st;
   const bool known = access_.stat(*file, &st) == 0;
+  if (failure != IndexFailure::kStopped) {
+    std::lock_guard lk(mu_);
+    ++failures_;
+  }
   {
     std::lock_guard lk(file->mu_);
     file->state_ = IndexState::kFailed;
@@ -177,12 +213,20 @@ bool Catalog::load_stored(const FileRef& file) {
     return true;
   }
   close(fd);
+  {
+    std::lock_guard lk(file->mu_);
+    file->source_size_ = id.size;
+  }
   IndexOrigin origin;
   origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(file->path());
   index::BlockIndex loaded;
   std::string reason;
   const auto status = store_.load(file->path(), id, &loaded, &reason);
   if (status == index::IndexStore::Load::kCurrent) {
+    {
+      std::lock_guard lk(mu_);
+      ++loaded_;
+    }
     settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(loaded)), std::move(origin));
     return true;
   }
@@ -280,6 +324,12 @@ bool Catalog::wait(const FileRef& file, std::stop_token stop) {
   return file->state_ == IndexState::kReady;
 }
 
+bool Catalog::stopped_waiting(const FileRef& file, const std::stop_token& stop) const {
+  if (!stop.stop_requested()) return false;
+  std::lock_guard lk(file->mu_);
+  return file->state_ != IndexState::kReady && file->state_ != IndexState::kFailed;
+}
+
 bool Catalog::wait_for(const FileRef& file, std::chrono::milliseconds timeout) {
   std::unique_lock lk(file->mu_);
   return file->settled_.wait_for(lk, timeout, [&] {
@@ -327,13 +377,59 @@ bool Catalog::refresh(const FileRef& file) {
   return true;
 }
 
-std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error) {
+CatalogSummary Catalog::summary() const {
+  CatalogSummary s;
+  std::vector<std::weak_ptr<CatalogFile>> files;
+  {
+    std::lock_guard lk(mu_);
+    files = files_;
+    s.built = built_;
+    s.loaded = loaded_;
+    s.failures = failures_;
+    s.bytes_indexed = bytes_indexed_;
+    s.bytes_done = busy_bytes_;
+    const auto now = std::chrono::steady_clock::now();
+    const auto busy = builds_.empty() ? std::chrono::steady_clock::duration{} : now - busy_since_;
+    if (!builds_.empty()) s.seconds = std::chrono::duration<double>(busy).count();
+    s.build_seconds = std::chrono::duration<double>(busy_total_ + busy).count();
+  }
+  // Each file's lock alone (never with the catalog's), one at a time.
+  for (const auto& weak : files) {
+    const FileRef f = weak.lock();
+    if (!f) continue;
+    std::shared_ptr<const index::IndexBuilder> builder;
+    uint64_t size;
+    {
+      std::lock_guard lk(f->mu_);
+      switch (f->state_) {
+        case IndexState::kReady: ++s.ready; continue;
+        case IndexState::kFailed: ++s.failed; continue;
+        case IndexState::kBuilding: builder = f->builder_; break;
+        default: break;
+      }
+      size = f->source_size_;
+    }
+    if (builder) {
+      ++s.building;
+      const uint64_t done = builder->bytes_done(), total = builder->bytes_total();
+      s.bytes_done += done;
+      s.bytes_to_do += total > done ? total - done : 0;
+    } else {
+      ++s.queued;
+      s.bytes_to_do += size;
+    }
+  }
+  if (!s.seconds) s.bytes_done = 0;  // idle: no rate to speak of
+  return s;
+}
+
+std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error, std::stop_token stop) {
   // A source replaced between the check and the open is caught by Engine::open, which compares
   // the opened file with the index; then check and index again.
   for (int attempt = 0; attempt < 3; ++attempt) {
     refresh(file);
-    if (!wait(file)) {
-      *error = status(file).error;
+    if (!wait(file, stop)) {
+      *error = stopped_waiting(file, stop) ? "interrupted" : status(file).error;
       return nullptr;
     }
     std::shared_ptr<const index::BlockIndex> idx;
@@ -436,6 +532,10 @@ std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::u
     return nullptr;
   }
   spdlog::info("{}: indexing ({} compressed bytes)", file->path(), build->id.size);
+  {
+    std::lock_guard lk(file->mu_);
+    file->source_size_ = build->id.size;
+  }
   const size_t window = kWindowPerThread * engine_.pool().threads();
   build->stream = std::move(stream);
   build->bytes = std::make_unique<index::FdBytes>(build->fd, build->id.size);
@@ -446,6 +546,10 @@ std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::u
   }
   {
     std::lock_guard lk(mu_);
+    if (builds_.empty()) {
+      busy_since_ = std::chrono::steady_clock::now();
+      busy_bytes_ = 0;
+    }
     builds_.push_back(build);
     if (stopping_) build->builder->cancel();
   }
@@ -490,6 +594,13 @@ void Catalog::submit_jobs(const std::shared_ptr<Build>& build, unsigned n, Prior
 }
 
 void Catalog::run_job(const std::shared_ptr<Build>& build, WorkerContext& ctx) {
+  if (hold_ && !build->stream && !build->builder->finished() && hold_()) {
+    // Held (a test): this job steps aside for a moment and comes back at background priority, so
+    // the build stays where it is and reads still find workers.
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    engine_.pool().submit(Priority::kBackground, [this, build](WorkerContext& c) { run_job(build, c); });
+    return;
+  }
   try {
     build->builder->step(ctx.decoder, ctx.compressed);
   } catch (const std::exception& e) {
@@ -556,6 +667,7 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
     std::lock_guard lk(build->mu);
     cancelled_as = build->cancelled_as;
   }
+  bool indexed = false;
   if (r.ok && !stopping && source_changed(*build)) {
     // What was read is a mix of the file before and after: never stored, never served.
     spdlog::info("{}: the source changed while it was indexed; indexing it again when it is needed", path);
@@ -603,12 +715,21 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
                  r.index.decompressed_size,
                  damaged ? ", " + std::to_string(damaged) + (damaged == 1 ? " damaged block" : " damaged blocks") : "");
     settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(r.index)), std::move(origin));
+    indexed = true;
   }
   if (!build->stream) start_next_build();  // the queue's build: the queue goes on
   // Last: the destructor may go once builds_ is empty, so nothing of `this` is touched after.
   std::lock_guard lk(mu_);
+  busy_bytes_ += build->builder->bytes_done();
+  if (indexed) {
+    ++built_;
+    bytes_indexed_ += build->id.size;
+  }
   builds_.erase(std::find(builds_.begin(), builds_.end(), build));
-  if (builds_.empty()) idle_.notify_all();
+  if (builds_.empty()) {
+    busy_total_ += std::chrono::steady_clock::now() - busy_since_;
+    idle_.notify_all();
+  }
 }
 
 bool Catalog::stream(const FileRef& file, const std::function<bool(const index::BlockStream::Block&)>& sink) {

@@ -9,12 +9,14 @@
 #include <chrono>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
+#include "fs/request_interrupt.h"
 #include "fs/source_directory.h"
 #include "fs/source_tree.h"
 #include "engine/reader.h"
@@ -26,8 +28,10 @@ constexpr double kNegativeTimeout = 1.0;  // how long the kernel may remember a 
 
 uint64_t mtime_ns(const struct stat& st) { return index::SourceIdentity::from_stat(st).mtime_ns; }
 
-// The engine's counters, on the mount's root directory.
+// On the mount's root directory: the engine's and the catalog's counters, and the indexing of the
+// whole mount (the same name as a file's index state).
 constexpr const char* kStatsXattr = "user.mibz2fs.stats";
+constexpr const char* kIndexXattr = "user.mibz2fs.index";
 
 // Replies to getxattr/listxattr: the size when asked for it, ERANGE when the buffer is short.
 void reply_xattr(fuse_req_t req, const std::string& value, size_t size) {
@@ -47,9 +51,11 @@ NodeKind kind_of(const ShownEntry& e) {
   }
 }
 
-// Extended attributes of decompressed files.
-constexpr const char* kXattrNames[] = {"user.mibz2fs.compressed_size", "user.mibz2fs.blocks", "user.mibz2fs.index",
+// Extended attributes of decompressed files: the first two always, the others once the index is
+// ready (reading an attribute never waits for an index: until then they are ENODATA).
+constexpr const char* kXattrNames[] = {"user.mibz2fs.compressed_size", kIndexXattr, "user.mibz2fs.blocks",
                                        "user.mibz2fs.damaged_blocks", "user.mibz2fs.damage"};
+constexpr size_t kXattrsWithoutIndex = 2;
 
 }  // namespace
 
@@ -94,6 +100,12 @@ Filesystem::Filesystem(const FilesystemOptions& options)
       engine_(std::make_unique<engine::Engine>(engine_options(options))),
       catalog_(std::make_unique<engine::Catalog>(*engine_, store_, &access_)),
       inodes_(root_, static_cast<uint64_t>(root_stat_.st_dev), static_cast<uint64_t>(root_stat_.st_ino), *catalog_) {
+  // Test hook: builds are held back while the named file exists (the mount tests of waits and of
+  // attribute reads during a build).
+  if (const char* hold = std::getenv("MIBZ2FS_TEST_HOLD_BUILDS"); hold && *hold) {
+    spdlog::warn("test hook: index builds are held while {} exists", hold);
+    catalog_->hold_builds_while([path = std::string(hold)] { return ::access(path.c_str(), F_OK) == 0; });
+  }
   watcher_ = std::thread([this] { guard_thread("session watcher", [this] { watch_session(); }); });
 }
 
@@ -109,7 +121,8 @@ Filesystem::~Filesystem() {
   // Handles the kernel never released (the session ended with files still open).
   for (FileHandle* h : open_files_) delete h;
   for (DirHandle* h : open_dirs_) delete h;
-  spdlog::info("unmounted {}; engine counters: {}", options_.mountpoint, engine_->stats().summary());
+  spdlog::info("unmounted {}; engine counters: {} {}", options_.mountpoint, engine_->stats().summary(),
+               catalog_->summary().counters());
   catalog_.reset();
   engine_.reset();
 }
@@ -209,13 +222,13 @@ int Filesystem::link_target(Node& node, std::string* target) {
   return 0;
 }
 
-int Filesystem::attributes(Node& node, struct stat* st, bool wait, bool* final) {
+int Filesystem::attributes(Node& node, struct stat* st, bool wait, bool* final, std::stop_token stop) {
   if (const int err = current(node, st)) return err;
-  return shown_attributes(node, st, wait, final);
+  return shown_attributes(node, st, wait, final, std::move(stop));
 }
 
 // Turns the source's attributes (fresh from current()) into what the mount shows.
-int Filesystem::shown_attributes(Node& node, struct stat* st, bool wait, bool* final) {
+int Filesystem::shown_attributes(Node& node, struct stat* st, bool wait, bool* final, std::stop_token stop) {
   *final = true;
   st->st_ino = node.ino;
   if (node.kind == NodeKind::kLinkToDecompressed) {
@@ -231,7 +244,9 @@ int Filesystem::shown_attributes(Node& node, struct stat* st, bool wait, bool* f
   catalog_->refresh(file);
   uint64_t size = 0;
   if (wait) {
-    if (!catalog_->wait(file)) return EIO;  // no index: no size to show, and no bytes
+    // No index: no size to show, and no bytes (EIO); or the caller was interrupted (EINTR), and
+    // the build goes on.
+    if (!catalog_->wait(file, stop)) return catalog_->stopped_waiting(file, stop) ? EINTR : EIO;
     size = catalog_->status(file).index->decompressed_size;
   } else {
     // A lookup does not need the size: when the index is not ready it answers with attributes
@@ -328,7 +343,12 @@ void Filesystem::getattr(fuse_req_t req, fuse_ino_t ino) {
   }
   struct stat st;
   bool final;
-  if (const int err = attributes(*node, &st, /*wait=*/true, &final)) {
+  int err;
+  {
+    const RequestInterrupt interrupt(req);
+    err = attributes(*node, &st, /*wait=*/true, &final, interrupt.token());
+  }
+  if (err) {
     fuse_reply_err(req, err);
     return;
   }
@@ -500,10 +520,15 @@ void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       return;
     }
     std::string error;
-    handle->reader = catalog_->open(node->file, &error);
+    bool interrupted;
+    {
+      const RequestInterrupt interrupt(req);
+      handle->reader = catalog_->open(node->file, &error, interrupt.token());
+      interrupted = !handle->reader && catalog_->stopped_waiting(node->file, interrupt.token());
+    }
     if (!handle->reader) {
-      spdlog::warn("{}: cannot open: {}", node->source, error);
-      fuse_reply_err(req, EIO);
+      if (!interrupted) spdlog::warn("{}: cannot open: {}", node->source, error);
+      fuse_reply_err(req, interrupted ? EINTR : EIO);
       return;
     }
     // The content the kernel may have cached is that of the index it last saw.
@@ -573,8 +598,9 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
   Node* node = inodes_.find(ino);
   const std::string_view n = name;
   std::string value;
-  if (node && ino == FUSE_ROOT_ID && n == kStatsXattr) {
-    value = engine_->stats().summary();
+  if (node && ino == FUSE_ROOT_ID && (n == kStatsXattr || n == kIndexXattr)) {
+    const engine::CatalogSummary summary = catalog_->summary();
+    value = n == kIndexXattr ? summary.describe() : engine_->stats().summary() + " " + summary.counters();
     reply_xattr(req, value, size);
     return;
   }
@@ -583,6 +609,8 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
     return;
   }
   const engine::FileRef& file = node->file;
+  // Never waits for an index: a file not indexed yet says so, and its attributes that need the
+  // index are not there yet (ENODATA). A source that changed is seen as changed.
   if (n == kXattrNames[0]) {
     struct stat st;
     if (const int err = current(*node, &st)) {
@@ -590,15 +618,18 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
       return;
     }
     value = std::to_string(st.st_size);
-  } else if (n == kXattrNames[2]) {
+  } else if (n == kIndexXattr) {
+    catalog_->refresh(file);
+    catalog_->prepare(file, engine::Catalog::Need::kSoon);  // a changed source: queued again
     value = catalog_->status(file).describe();
-  } else if (n == kXattrNames[1] || n == kXattrNames[3] || n == kXattrNames[4]) {
-    if (!catalog_->wait(file)) {
-      fuse_reply_err(req, EIO);
+  } else if (n == kXattrNames[2] || n == kXattrNames[3] || n == kXattrNames[4]) {
+    catalog_->refresh(file);
+    const auto idx = catalog_->status(file).index;
+    if (!idx) {
+      fuse_reply_err(req, ENODATA);
       return;
     }
-    const auto idx = catalog_->status(file).index;
-    if (n == kXattrNames[1]) value = std::to_string(idx->blocks.size());
+    if (n == kXattrNames[2]) value = std::to_string(idx->blocks.size());
     else if (n == kXattrNames[3]) value = std::to_string(idx->damaged_blocks);
     else
       for (const std::string& line : index::damage_report(*idx)) value += line + "\n";
@@ -616,9 +647,13 @@ void Filesystem::listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
     return;
   }
   std::string names;
-  if (node->kind == NodeKind::kDecompressed)
-    for (const char* x : kXattrNames) names.append(x).push_back('\0');
-  if (ino == FUSE_ROOT_ID) names.append(kStatsXattr).push_back('\0');
+  if (node->kind == NodeKind::kDecompressed) {
+    const bool indexed = catalog_->status(node->file).ready();
+    for (size_t i = 0; i < std::size(kXattrNames) && (indexed || i < kXattrsWithoutIndex); ++i)
+      names.append(kXattrNames[i]).push_back('\0');
+  }
+  if (ino == FUSE_ROOT_ID)
+    for (const char* x : {kIndexXattr, kStatsXattr}) names.append(x).push_back('\0');
   reply_xattr(req, names, size);
 }
 
