@@ -91,7 +91,10 @@ struct Catalog::Build {
   FileRef file;
   index::SourceIdentity id;
   int fd = -1;                                  // the source, read with pread (never mapped)
-  std::unique_ptr<index::FdBytes> bytes;
+  std::unique_ptr<index::FdBytes> file_bytes;   // over fd
+  const index::SourceBytes* bytes = nullptr;   // what the builder reads: file_bytes, or stream_once's
+  bool once = false;                            // stream_once: no source to check, nothing to store
+  index::BuildResult once_result;               // stream_once: the result, set before the file settles
   std::unique_ptr<index::BlockStream> stream;  // stream(): the consumer's blocks
   std::shared_ptr<index::IndexBuilder> builder;
   std::mutex mu;            // guards the three below (then the builder's lock: see Catalog::mu_)
@@ -521,24 +524,31 @@ void Catalog::start_next_build() {
   }
 }
 
-std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::unique_ptr<index::BlockStream> stream) {
+std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::unique_ptr<index::BlockStream> stream,
+                                                     const index::SourceBytes* once) {
   auto build = std::make_shared<Build>();
   build->file = file;
-  std::string err;
-  build->fd = open_source(*file, &build->id, &err);
-  if (build->fd < 0) {
-    spdlog::error("{}: cannot index: {}", file->path(), err);
-    settle_failed(file, IndexFailure::kEnvironment, err);
-    return nullptr;
-  }
-  spdlog::info("{}: indexing ({} compressed bytes)", file->path(), build->id.size);
-  {
-    std::lock_guard lk(file->mu_);
-    file->source_size_ = build->id.size;
+  if (once) {
+    build->once = true;
+    build->bytes = once;
+  } else {
+    std::string err;
+    build->fd = open_source(*file, &build->id, &err);
+    if (build->fd < 0) {
+      spdlog::error("{}: cannot index: {}", file->path(), err);
+      settle_failed(file, IndexFailure::kEnvironment, err);
+      return nullptr;
+    }
+    spdlog::info("{}: indexing ({} compressed bytes)", file->path(), build->id.size);
+    {
+      std::lock_guard lk(file->mu_);
+      file->source_size_ = build->id.size;
+    }
+    build->file_bytes = std::make_unique<index::FdBytes>(build->fd, build->id.size);
+    build->bytes = build->file_bytes.get();
   }
   const size_t window = kWindowPerThread * engine_.pool().threads();
   build->stream = std::move(stream);
-  build->bytes = std::make_unique<index::FdBytes>(build->fd, build->id.size);
   build->builder = std::make_shared<index::IndexBuilder>(*build->bytes, window, build->stream.get());
   {
     std::lock_guard lk(file->mu_);
@@ -654,6 +664,24 @@ void Catalog::finish_if_done(const std::shared_ptr<Build>& build) {
 void Catalog::finish_build(const std::shared_ptr<Build>& build) {
   index::BuildResult r = build->builder->take_result();
   const FileRef& file = build->file;
+  if (build->once) {
+    // Nothing to check, store or log: the result goes to stream_once, which waits for the file.
+    const bool ok = r.ok;
+    build->once_result = std::move(r);
+    {
+      std::lock_guard lk(file->mu_);
+      file->state_ = ok ? IndexState::kReady : IndexState::kFailed;
+      file->builder_.reset();
+    }
+    file->settled_.notify_all();
+    std::lock_guard lk(mu_);
+    builds_.erase(std::find(builds_.begin(), builds_.end(), build));
+    if (builds_.empty()) {
+      busy_total_ += std::chrono::steady_clock::now() - busy_since_;
+      idle_.notify_all();
+    }
+    return;
+  }
   const std::string& path = file->path();
   // The notes are the build's detail; the damage is logged once per file when it settles.
   for (const std::string& n : r.notes) spdlog::debug("{}: {}", path, n);
@@ -747,23 +775,46 @@ bool Catalog::stream(const FileRef& file, const std::function<bool(const index::
   index::BlockStream* stream = blocks.get();
   build = start_build(file, std::move(blocks));
   if (!build) return false;
+  const bool stopped = consume(build, *stream, sink);
+  std::unique_lock lk(file->mu_);
+  file->settled_.wait(lk, [&] { return file->state_ == IndexState::kReady || file->state_ == IndexState::kFailed; });
+  return !stopped && file->state_ == IndexState::kReady;
+}
+
+bool Catalog::consume(const std::shared_ptr<Build>& build, index::BlockStream& stream,
+                      const std::function<bool(const index::BlockStream::Block&)>& sink) {
   index::BlockStream::Block block;
-  bool stopped = false;
-  while (stream->next(&block)) {
+  while (stream.next(&block)) {
     if (!sink(block)) {
-      stopped = true;
       {
         std::lock_guard lk(build->mu);
         build->cancelled_as = IndexFailure::kStopped;
       }
       build->builder->cancel();
       finish_if_done(build);
-      break;
+      return true;
     }
   }
+  return false;
+}
+
+index::BuildResult Catalog::stream_once(const index::SourceBytes& source,
+                                        const std::function<bool(const index::BlockStream::Block&)>& sink) {
+  // An entry of its own, never added to files_: it has no index life beyond this call.
+  const FileRef file = std::make_shared<CatalogFile>("(stream)");
+  {
+    std::lock_guard lk(file->mu_);
+    file->state_ = IndexState::kBuilding;
+  }
+  std::shared_ptr<Build> build;
+  const size_t window = kWindowPerThread * engine_.pool().threads();
+  auto blocks = std::make_unique<index::BlockStream>(window, [&build, this] { pump(build); });
+  index::BlockStream* stream = blocks.get();
+  build = start_build(file, std::move(blocks), &source);
+  consume(build, *stream, sink);
   std::unique_lock lk(file->mu_);
   file->settled_.wait(lk, [&] { return file->state_ == IndexState::kReady || file->state_ == IndexState::kFailed; });
-  return !stopped && file->state_ == IndexState::kReady;
+  return std::move(build->once_result);
 }
 
 // Whether the file the build read is not the one it began with (truncated, rewritten in place):

@@ -207,6 +207,12 @@ class Catalog {
   // that returns false stops the pass: nothing is stored. Returns false when it stopped or the
   // file could not be decoded at all (status() says why).
   bool stream(const FileRef& file, const std::function<bool(const index::BlockStream::Block&)>& sink);
+  // The same pass over a source that is read once and has no index life (a pipe: mibz2 cat -):
+  // nothing is stored, no file entry kept. Returns the build's result: its index says how the input
+  // ended (damage, truncation, CRC), or !ok with why it is not bzip2. A sink that returns false
+  // stops the pass (the result then says "cancelled").
+  index::BuildResult stream_once(const index::SourceBytes& source,
+                                 const std::function<bool(const index::BlockStream::Block&)>& sink);
 
   // Cancels every build and settles every file still waiting for one as failed ("unmounting").
   void shutdown();
@@ -223,7 +229,13 @@ class Catalog {
   bool load_stored(const FileRef& file);  // true: settled (loaded, or failed to open)
   void queue_build(const FileRef& file, bool now);
   void start_next_build();
-  std::shared_ptr<Build> start_build(const FileRef& file, std::unique_ptr<index::BlockStream> stream);
+  // `once`: the bytes of a source read once (stream_once), instead of opening the file's source.
+  std::shared_ptr<Build> start_build(const FileRef& file, std::unique_ptr<index::BlockStream> stream,
+                                     const index::SourceBytes* once = nullptr);
+  // Hands the stream's blocks to `sink` until it ends or the sink stops it (then cancelled);
+  // returns whether the sink stopped it.
+  bool consume(const std::shared_ptr<Build>& build, index::BlockStream& stream,
+               const std::function<bool(const index::BlockStream::Block&)>& sink);
   void pump(const std::shared_ptr<Build>& build);
   Priority job_priority(const Build& build) const;
   unsigned claim_jobs_locked(Build& build);
