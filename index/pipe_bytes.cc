@@ -33,6 +33,11 @@ uint64_t PipeBytes::bytes_read() const {
   return end_;
 }
 
+uint64_t PipeBytes::bytes_kept() const {
+  std::lock_guard lk(mu_);
+  return end_ - base_;
+}
+
 void PipeBytes::read_more(std::unique_lock<std::mutex>& lk, uint64_t need) const {
   reading_ = true;
   const uint64_t from = end_;

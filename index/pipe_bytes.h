@@ -27,8 +27,9 @@ class PipeBytes final : public SourceBytes {
   void release_before(uint64_t offset);
   // The errno of a read of the descriptor that failed (the input then ends there), or 0.
   int error() const;
-  // Bytes read from the descriptor so far.
+  // Bytes read from the descriptor so far, and of those the bytes still kept (not released).
   uint64_t bytes_read() const;
+  uint64_t bytes_kept() const;
 
  private:
   ssize_t read_at(uint64_t offset, size_t len, uint8_t* out) const override;

@@ -695,7 +695,6 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
     std::lock_guard lk(build->mu);
     cancelled_as = build->cancelled_as;
   }
-  bool indexed = false;
   if (r.ok && !stopping && source_changed(*build)) {
     // What was read is a mix of the file before and after: never stored, never served.
     spdlog::info("{}: the source changed while it was indexed; indexing it again when it is needed", path);
@@ -737,22 +736,23 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
       if (!std::exchange(warned_unsaved_, true))
         spdlog::warn("index not saved ({}); indexes are kept in memory only", origin.save_error);
     }
+    {
+      // Counted before it settles: whoever sees it ready sees it counted.
+      std::lock_guard lk(mu_);
+      ++built_;
+      bytes_indexed_ += build->id.size;
+    }
     const size_t blocks = r.index.blocks.size();
     const uint32_t damaged = r.index.damaged_blocks;
     spdlog::info("{}: indexed: {} {}, {} bytes decompressed{}", path, blocks, blocks == 1 ? "block" : "blocks",
                  r.index.decompressed_size,
                  damaged ? ", " + std::to_string(damaged) + (damaged == 1 ? " damaged block" : " damaged blocks") : "");
     settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(r.index)), std::move(origin));
-    indexed = true;
   }
   if (!build->stream) start_next_build();  // the queue's build: the queue goes on
   // Last: the destructor may go once builds_ is empty, so nothing of `this` is touched after.
   std::lock_guard lk(mu_);
   busy_bytes_ += build->builder->bytes_done();
-  if (indexed) {
-    ++built_;
-    bytes_indexed_ += build->id.size;
-  }
   builds_.erase(std::find(builds_.begin(), builds_.end(), build));
   if (builds_.empty()) {
     busy_total_ += std::chrono::steady_clock::now() - busy_since_;
