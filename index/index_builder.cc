@@ -42,7 +42,7 @@ std::string bits_where(uint64_t bit) {
 }  // namespace
 
 IndexBuilder::IndexBuilder(const SourceBytes& source, size_t window, ResolvedBlockSink* sink)
-    : source_(source), size_bits_(source.size() * 8), window_(std::max<size_t>(window, 1)), sink_(sink) {}
+    : source_(source), window_(std::max<size_t>(window, 1)), sink_(sink) {}
 
 bool IndexBuilder::finished() const {
   std::lock_guard lk(mu_);
@@ -307,7 +307,7 @@ void IndexBuilder::end_truncated_locked(uint64_t bit, std::string why) {
   result_.index.truncated_at_bit = bit;
   note(std::move(why) + "; a nominal " + std::to_string(nominal_block_size(level_)) +
        " bytes at decompressed offset " + std::to_string(out_offset_) + " read as I/O errors");
-  add_block(bit, BlockRecord::kTruncated, nominal_block_size(level_), size_bits_, 0, nullptr);
+  add_block(bit, BlockRecord::kTruncated, nominal_block_size(level_), std::max(bit, size_bits()), 0, nullptr);
   finish_locked();
 }
 
@@ -316,7 +316,7 @@ void IndexBuilder::finish_locked() {
   result_.index.decompressed_size = out_offset_;
   if (result_.index.stream_count == 0 && result_.error.empty()) result_.error = "no bzip2 stream found";
   result_.ok = result_.error.empty();
-  resolved_bits_.store(size_bits_, std::memory_order_relaxed);
+  resolved_bits_.store(size_bits(), std::memory_order_relaxed);
   // Decoded bytes kept for a sink are not needed any more. Decodes still running find their
   // candidate gone (its sequence number is below front_seq_).
   front_seq_ += candidates_.size();
@@ -390,9 +390,15 @@ void IndexBuilder::resolve_stream_start_locked() {
       if (idx.stream_count == 0) {
         result_.error = "not a bzip2 file (no \"BZh1\"..\"BZh9\" header)";
       } else {
-        idx.trailing_bytes = source_.size() - stream_byte_;
-        note("trailing garbage after the last stream ignored: " + std::to_string(idx.trailing_bytes) +
-             " bytes at byte " + std::to_string(stream_byte_));
+        if (source_.size() == SourceBytes::kUnknownSize) {
+          // A source read once (a pipe) is not read to its end for garbage: its size is unknown.
+          idx.trailing_bytes = 1;
+          note("trailing garbage after the last stream ignored, from byte " + std::to_string(stream_byte_));
+        } else {
+          idx.trailing_bytes = source_.size() - stream_byte_;
+          note("trailing garbage after the last stream ignored: " + std::to_string(idx.trailing_bytes) +
+               " bytes at byte " + std::to_string(stream_byte_));
+        }
       }
       finish_locked();
       return;
@@ -417,7 +423,7 @@ void IndexBuilder::resolve_in_stream_locked() {
     resolve_block_locked(*c);
     return;
   }
-  if (cursor_ + 48 > size_bits_) {
+  if (cursor_ + 48 > size_bits()) {
     end_truncated_locked(cursor_, "file ends at " + bits_where(cursor_) + " inside stream " +
                                       std::to_string(result_.index.stream_count) +
                                       " before its end-of-stream marker (truncated file)");

@@ -148,8 +148,11 @@ class IndexBuilder {
   void finish_locked();
   void note(std::string line) { result_.notes.push_back(std::move(line)); }
 
+  // The source's size in bits: a source read once (a pipe) learns it at its end, before the scan
+  // reaches it, so every decision about the end of the file is made with the real size.
+  uint64_t size_bits() const { return source_.size() * 8; }
+
   const SourceBytes& source_;
-  const uint64_t size_bits_;
   const size_t window_;
   ResolvedBlockSink* const sink_;
 

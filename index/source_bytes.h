@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -16,10 +17,14 @@ namespace mibz2::index {
 
 class SourceBytes {
  public:
+  // What size() says of a source read once (a pipe) until its end is seen: more than any file.
+  static constexpr uint64_t kUnknownSize = uint64_t{1} << 60;
+
   explicit SourceBytes(uint64_t size) : size_(size) {}
   virtual ~SourceBytes() = default;
-  // The size the file had when the build began; nothing is read past it.
-  uint64_t size() const { return size_; }
+  // The size the file had when the build began; nothing is read past it. A source read once says
+  // kUnknownSize until a read meets its end, and its size from then on.
+  uint64_t size() const { return size_.load(std::memory_order_acquire); }
   // Reads up to `len` bytes at `offset` (clipped to size()). Returns the count, fewer when the
   // file shrank, or -errno.
   ssize_t read(uint64_t offset, size_t len, uint8_t* out) const {
@@ -28,9 +33,13 @@ class SourceBytes {
     return read_at(offset, len, out);
   }
 
+ protected:
+  // A source read once met its end at `size` (before its read returns short).
+  void ends_at(uint64_t size) const { size_.store(size, std::memory_order_release); }
+
  private:
   virtual ssize_t read_at(uint64_t offset, size_t len, uint8_t* out) const = 0;
-  const uint64_t size_;
+  mutable std::atomic<uint64_t> size_;
 };
 
 // An open file descriptor (not owned).

@@ -156,6 +156,10 @@ TEST_F(FsMountTest, WaitIndexMountsOnlyOnceEverythingIsIndexed) {
   const std::string count = std::to_string(decompressed);
   EXPECT_NE(log.find(std::string("[").append(count).append("/").append(count).append("]")), std::string::npos)
       << log;
+  // Each says the total so far: bytes of all files, and the time left.
+  EXPECT_NE(log.find(" of "), std::string::npos) << log;
+  EXPECT_NE(log.find("(total "), std::string::npos) << log;
+  EXPECT_NE(log.find(", ETA "), std::string::npos) << log;
 }
 
 TEST_F(FsMountTest, SecondMountFindsItsIndexesCurrent) {

@@ -3,11 +3,13 @@
 // parsed as a shell and /etc/fstab give them.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "test_support.h"
 #include "tools/cli_common.h"
 #include "tools/mount_options.h"
+#include "tools/progress_line.h"
 
 namespace mibz2::tools {
 namespace {
@@ -91,6 +94,66 @@ TEST(ThreadRule, TheDefaultIsTheCpusThisProcessMayUse) {
 }
 
 // --- the cache size ---
+
+// --- the progress line ---
+
+// Never wider than the terminal, for every width from 40 to 200 columns, long and short labels,
+// every stage of a build and absurd figures; the percentage is always there, and the label keeps
+// its end (the file name); what is left out on narrow terminals goes in a fixed order.
+TEST(ProgressLine, FitsEveryWidthFrom40To200) {
+  const std::string long_label = "indexing /srv/dumps/wikidata/20261101/" + std::string(150, 'x') + "/latest-all.json.bz2";
+  const ProgressFigures figures[] = {
+      {"indexing a.bz2", 0, 1000, 0},
+      {"indexing a.bz2", 500, 1000, 1.5},
+      {long_label, 42ull << 30, 96ull << 30, 300},
+      {long_label, 96ull << 30, 96ull << 30, 1e6},
+      {"total: 123456/123456 files", UINT64_MAX / 2, UINT64_MAX, 1e-9},
+      {"", 1, 3, 1},
+  };
+  for (const ProgressFigures& f : figures) {
+    for (size_t width = 40; width <= 200; ++width) {
+      SCOPED_TRACE(f.label.substr(0, 30) + " at " + std::to_string(width));
+      const std::string line = progress_line(f, width);
+      EXPECT_LE(line.size(), width) << line;
+      EXPECT_NE(line.find('%'), std::string::npos) << line;
+      EXPECT_EQ(line.find('\n'), std::string::npos);
+      EXPECT_EQ(line.find('\r'), std::string::npos);
+      if (f.label == long_label) {
+        EXPECT_NE(line.find(".bz2"), std::string::npos) << "the file name is kept: " << line;
+      }
+      if (width >= 80) {
+        EXPECT_NE(line.find('['), std::string::npos) << "a bar at 80 columns: " << line;
+        EXPECT_NE(line.find("ETA"), std::string::npos) << line;
+      }
+    }
+  }
+  // Wide enough, everything is said.
+  const std::string wide = progress_line({"indexing a.bz2", 512 << 20, 1 << 30, 4}, 120);
+  EXPECT_EQ(wide.rfind("indexing a.bz2 [", 0), 0u) << wide;
+  EXPECT_NE(wide.find(" 50% 512.0 MiB / 1.0 GiB  134 MB/s  ETA 0:04"), std::string::npos) << wide;
+  // The bar fills with the progress.
+  const std::string half = progress_line({"x", 1, 2, 1}, 80);
+  const size_t open = half.find('['), close = half.find(']');
+  ASSERT_NE(close, std::string::npos);
+  const std::string bar = half.substr(open + 1, close - open - 1);
+  EXPECT_EQ(std::count(bar.begin(), bar.end(), '='), static_cast<long>(bar.size() / 2)) << half;
+}
+
+TEST(ProgressLine, TheTerminalWidthFallsBackOnColumnsThen80) {
+  // Not a terminal: $COLUMNS if it is a number, else 80.
+  const int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  const char* was = std::getenv("COLUMNS");
+  const std::string saved = was ? was : "";
+  setenv("COLUMNS", "132", 1);
+  EXPECT_EQ(terminal_width(fd), 132u);
+  setenv("COLUMNS", "wide", 1);
+  EXPECT_EQ(terminal_width(fd), 80u);
+  unsetenv("COLUMNS");
+  EXPECT_EQ(terminal_width(fd), 80u);
+  if (was) setenv("COLUMNS", saved.c_str(), 1);
+  close(fd);
+}
 
 TEST(CacheSize, AtLeastOneMebibyteAndAWarningAboveMemory) {
   std::string warning = "stale";

@@ -173,6 +173,63 @@ TEST_F(Mibz2Program, CatStopsAtATruncatedFile) {
   }
 }
 
+// `mibz2 cat -` and `mibz2 cat` with no FILE read standard input as `bzip2 -dc` does: here always a
+// pipe (`cat FILE |`), so nothing can be seeked and nothing is indexed. Intact input comes out as
+// bzip2's; bad input ends with bzip2's status and exactly what `mibz2 cat FILE` writes of it (the
+// verified blocks before the damage). A multi-block input larger than the decoders' window checks
+// that what is read ahead and forgotten behind fits together.
+TEST_F(Mibz2Program, CatReadsStandardInputAsBzip2Does) {
+  if (!have_program("bzip2")) GTEST_SKIP() << "bzip2 is not installed";
+  const Bytes big_plain = text_bytes(3000000, 8);
+  const Bytes big = libbz2_compress(as_span(big_plain), 1);  // about 30 blocks
+  const Bytes level9 = libbz2_compress(as_span(data_), 9);
+  const Bytes multi = concat({&big, &level9, &big});
+  Bytes damaged = big;
+  flip_bit(damaged, damaged.size() * 8 / 2);  // inside a block in the middle
+  const Bytes cut(big.begin(), big.begin() + static_cast<std::ptrdiff_t>(big.size() * 2 / 3));
+  struct Case {
+    std::string name;
+    Bytes input;
+  };
+  const std::vector<Case> cases = {{"big.bz2", big},         {"multi.bz2", multi}, {"damaged.bz2", damaged},
+                                   {"cut.bz2", cut},         {"empty.bz2", {}},    {"foreign.bz2", to_bytes("not bzip2\n")}};
+  for (const Case& c : cases) {
+    const std::filesystem::path file = dir_.write(c.name, c.input);
+    const CommandResult ref = run_command("cat " + q(file) + " | bzip2 -dc 2>/dev/null");
+    const Ran as_file = mibz2("cat " + q(file));
+    for (const std::string args : {"cat -", "cat", "cat -j 1 -", "cat -j 2", "cat -j 3 -"}) {
+      SCOPED_TRACE(c.name + ": " + args);
+      const auto err_path = dir_.file("stderr.txt");
+      std::string cmd = "cat " + q(file) + " | XDG_CACHE_HOME=" + q(dir_.file("cache")) + " " + MIBZ2_BINARY + " ";
+      cmd += args;
+      cmd += " 2>";
+      cmd += q(err_path);
+      const CommandResult r = run_command(cmd);
+      const Bytes err_bytes = read_file(err_path);
+      const std::string err(err_bytes.begin(), err_bytes.end());
+      EXPECT_EQ(r.status, ref.status) << "bzip2 -dc's status is " << ref.status << "; stderr: " << err;
+      if (ref.status == 0) {
+        EXPECT_TRUE(same_bytes(r.out, ref.out));
+        EXPECT_EQ(err, "");
+      } else {
+        EXPECT_TRUE(same_bytes(r.out, as_file.out)) << "not what mibz2 cat FILE writes of it";
+        EXPECT_EQ(as_file.status, ref.status);
+        EXPECT_EQ(err.rfind("mibz2 cat: (stdin): ", 0), 0u) << err;
+      }
+    }
+  }
+  // Standard input among files, in its place; a range of it is a usage error.
+  const std::filesystem::path two = two_streams_;
+  const CommandResult mixed = run_command("cat " + q(two) + " | " + MIBZ2_BINARY + " cat " + q(good_) + " - " +
+                                          q(good_) + " 2>/dev/null");
+  EXPECT_EQ(mixed.status, 0);
+  EXPECT_TRUE(same_bytes(mixed.out, concat({&data_, &data_, &data_, &data_})));
+  const CommandResult range = run_command("cat " + q(two) + " | " + MIBZ2_BINARY + " cat --offset 5 - 2>&1");
+  EXPECT_EQ(range.status, 1);
+  const std::string said(range.out.begin(), range.out.end());
+  EXPECT_EQ(said.rfind("mibz2 cat: ", 0), 0u) << said;
+}
+
 TEST_F(Mibz2Program, IndexFailsWhenItCannotStoreTheIndex) {
   const Ran r = mibz2("index --index-dir " + q(not_a_dir_) + " " + q(good_));
   EXPECT_EQ(r.status, 1);

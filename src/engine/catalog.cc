@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -73,6 +74,28 @@ std::string IndexStatus::describe() const {
   return "?";
 }
 
+std::string CatalogSummary::describe() const {
+  char buf[384];
+  std::snprintf(buf, sizeof buf,
+                "files_ready=%llu files_building=%llu files_queued=%llu files_failed=%llu bytes_done=%llu "
+                "bytes_to_do=%llu rate_bytes_per_s=%.0f eta_s=%s",
+                static_cast<unsigned long long>(ready), static_cast<unsigned long long>(building),
+                static_cast<unsigned long long>(queued), static_cast<unsigned long long>(failed),
+                static_cast<unsigned long long>(bytes_done), static_cast<unsigned long long>(bytes_to_do), rate(),
+                eta() < 0 ? "unknown" : std::to_string(static_cast<unsigned long long>(eta() + 0.5)).c_str());
+  return buf;
+}
+
+std::string CatalogSummary::counters() const {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "indexes_built=%llu indexes_loaded=%llu index_failures=%llu bytes_indexed=%llu index_seconds=%.1f",
+                static_cast<unsigned long long>(built), static_cast<unsigned long long>(loaded),
+                static_cast<unsigned long long>(failures), static_cast<unsigned long long>(bytes_indexed),
+                build_seconds);
+  return buf;
+}
+
 // One running build: the open source, the builder, and its jobs on the pool.
 struct Catalog::Build {
   ~Build() {
@@ -81,7 +104,10 @@ struct Catalog::Build {
   FileRef file;
   index::SourceIdentity id;
   int fd = -1;                                  // the source, read with pread (never mapped)
-  std::unique_ptr<index::FdBytes> bytes;
+  std::unique_ptr<index::FdBytes> file_bytes;   // over fd
+  const index::SourceBytes* bytes = nullptr;   // what the builder reads: file_bytes, or stream_once's
+  bool once = false;                            // stream_once: no source to check, nothing to store
+  index::BuildResult once_result;               // stream_once: the result, set before the file settles
   std::unique_ptr<index::BlockStream> stream;  // stream(): the consumer's blocks
   std::shared_ptr<index::IndexBuilder> builder;
   std::mutex mu;            // guards the three below (then the builder's lock: see Catalog::mu_)
@@ -109,7 +135,16 @@ bool Catalog::starts_like_bzip2(int fd) {
 }
 
 FileRef Catalog::add(std::string path, uint64_t device, uint64_t inode) {
-  return std::make_shared<CatalogFile>(std::move(path), device, inode);
+  FileRef file = std::make_shared<CatalogFile>(std::move(path), device, inode);
+  std::lock_guard lk(mu_);
+  if (files_.size() >= 2 * files_pruned_at_ + 64) {
+    // Entries the caller dropped (forgotten nodes): pruned when the list has doubled, so adding
+    // stays amortised O(1).
+    std::erase_if(files_, [](const std::weak_ptr<CatalogFile>& w) { return w.expired(); });
+    files_pruned_at_ = files_.size();
+  }
+  files_.push_back(file);
+  return file;
 }
 
 int Catalog::open_source(const CatalogFile& file, index::SourceIdentity* id, std::string* error) const {
@@ -165,6 +200,10 @@ void Catalog::settle_ready(const FileRef& file, std::shared_ptr<const index::Blo
 void Catalog::settle_failed(const FileRef& file, IndexFailure failure, std::string error, IndexOrigin origin) {
   struct stat st;
   const bool known = access_.stat(*file, &st) == 0;
+  if (failure != IndexFailure::kStopped) {
+    std::lock_guard lk(mu_);
+    ++failures_;
+  }
   {
     std::lock_guard lk(file->mu_);
     file->state_ = IndexState::kFailed;
@@ -193,22 +232,33 @@ bool Catalog::load_stored(const FileRef& file) {
   }
   const FdCloser closer{fd};
   const index::FdBytes source(fd, id.size);
+  {
+    std::lock_guard lk(file->mu_);
+    file->source_size_ = id.size;
+  }
   IndexOrigin origin;
   origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(id);
   std::vector<std::string> not_used;  // why stored indexes were not used, for the build's origin
   index::BlockIndex loaded;
   std::string reason;
+  // A stored index is used: counted (CatalogSummary::loaded), then the file is ready.
+  auto use = [&](IndexOrigin used) {
+    {
+      std::lock_guard lk(mu_);
+      ++loaded_;
+    }
+    settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(loaded)), std::move(used));
+    return true;
+  };
 
   // The index directory, by the content's name: this very file's index, or a copy's.
   const index::Load got = store_.load(id, &loaded, &reason);
   loaded.source.ctime_ns = id.ctime_ns;  // index files do not keep it: the file's, as just confirmed
   if (got == index::Load::kCurrent) {
-    settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(loaded)), std::move(origin));
-    return true;
+    return use(std::move(origin));
   }
   if (got == index::Load::kSameContent && accept_same_content(*file, source, id, &loaded, &origin, &reason)) {
-    settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(loaded)), std::move(origin));
-    return true;
+    return use(std::move(origin));
   }
   if (got != index::Load::kMissing) not_used.push_back(reason);
 
@@ -223,8 +273,7 @@ bool Catalog::load_stored(const FileRef& file) {
       from_sidecar.index_path = sidecar;
       from_sidecar.sidecar = true;
       if (accept_same_content(*file, source, id, &loaded, &from_sidecar, &reason)) {
-        settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(loaded)), std::move(from_sidecar));
-        return true;
+        return use(std::move(from_sidecar));
       }
     }
     not_used.push_back(reason);
@@ -376,6 +425,12 @@ bool Catalog::wait(const FileRef& file, std::stop_token stop) {
   return file->state_ == IndexState::kReady;
 }
 
+bool Catalog::stopped_waiting(const FileRef& file, const std::stop_token& stop) const {
+  if (!stop.stop_requested()) return false;
+  std::lock_guard lk(file->mu_);
+  return file->state_ != IndexState::kReady && file->state_ != IndexState::kFailed;
+}
+
 bool Catalog::wait_for(const FileRef& file, std::chrono::milliseconds timeout) {
   std::unique_lock lk(file->mu_);
   return file->settled_.wait_for(lk, timeout, [&] {
@@ -444,13 +499,59 @@ bool Catalog::refresh(const FileRef& file) {
   return true;
 }
 
-std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error) {
+CatalogSummary Catalog::summary() const {
+  CatalogSummary s;
+  std::vector<std::weak_ptr<CatalogFile>> files;
+  {
+    std::lock_guard lk(mu_);
+    files = files_;
+    s.built = built_;
+    s.loaded = loaded_;
+    s.failures = failures_;
+    s.bytes_indexed = bytes_indexed_;
+    s.bytes_done = busy_bytes_;
+    const auto now = std::chrono::steady_clock::now();
+    const auto busy = builds_.empty() ? std::chrono::steady_clock::duration{} : now - busy_since_;
+    if (!builds_.empty()) s.seconds = std::chrono::duration<double>(busy).count();
+    s.build_seconds = std::chrono::duration<double>(busy_total_ + busy).count();
+  }
+  // Each file's lock alone (never with the catalog's), one at a time.
+  for (const auto& weak : files) {
+    const FileRef f = weak.lock();
+    if (!f) continue;
+    std::shared_ptr<const index::IndexBuilder> builder;
+    uint64_t size;
+    {
+      std::lock_guard lk(f->mu_);
+      switch (f->state_) {
+        case IndexState::kReady: ++s.ready; continue;
+        case IndexState::kFailed: ++s.failed; continue;
+        case IndexState::kBuilding: builder = f->builder_; break;
+        default: break;
+      }
+      size = f->source_size_;
+    }
+    if (builder) {
+      ++s.building;
+      const uint64_t done = builder->bytes_done(), total = builder->bytes_total();
+      s.bytes_done += done;
+      s.bytes_to_do += total > done ? total - done : 0;
+    } else {
+      ++s.queued;
+      s.bytes_to_do += size;
+    }
+  }
+  if (!s.seconds) s.bytes_done = 0;  // idle: no rate to speak of
+  return s;
+}
+
+std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error, std::stop_token stop) {
   // A source replaced between the check and the open is caught by Engine::open, which compares
   // the opened file with the index; then check and index again.
   for (int attempt = 0; attempt < 3; ++attempt) {
     refresh(file);
-    if (!wait(file)) {
-      *error = status(file).error;
+    if (!wait(file, stop)) {
+      *error = stopped_waiting(file, stop) ? "interrupted" : status(file).error;
       return nullptr;
     }
     std::shared_ptr<const index::BlockIndex> idx;
@@ -544,20 +645,31 @@ void Catalog::start_next_build() {
   }
 }
 
-std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::unique_ptr<index::BlockStream> stream) {
+std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::unique_ptr<index::BlockStream> stream,
+                                                     const index::SourceBytes* once) {
   auto build = std::make_shared<Build>();
   build->file = file;
-  std::string err;
-  build->fd = open_source(*file, &build->id, &err);
-  if (build->fd < 0) {
-    spdlog::error("{}: cannot index: {}", file->path(), err);
-    settle_failed(file, IndexFailure::kEnvironment, err);
-    return nullptr;
+  if (once) {
+    build->once = true;
+    build->bytes = once;
+  } else {
+    std::string err;
+    build->fd = open_source(*file, &build->id, &err);
+    if (build->fd < 0) {
+      spdlog::error("{}: cannot index: {}", file->path(), err);
+      settle_failed(file, IndexFailure::kEnvironment, err);
+      return nullptr;
+    }
+    spdlog::info("{}: indexing ({} compressed bytes)", file->path(), build->id.size);
+    {
+      std::lock_guard lk(file->mu_);
+      file->source_size_ = build->id.size;
+    }
+    build->file_bytes = std::make_unique<index::FdBytes>(build->fd, build->id.size);
+    build->bytes = build->file_bytes.get();
   }
-  spdlog::info("{}: indexing ({} compressed bytes)", file->path(), build->id.size);
   const size_t window = kWindowPerThread * engine_.pool().threads();
   build->stream = std::move(stream);
-  build->bytes = std::make_unique<index::FdBytes>(build->fd, build->id.size);
   build->builder = std::make_shared<index::IndexBuilder>(*build->bytes, window, build->stream.get());
   {
     std::lock_guard lk(file->mu_);
@@ -565,6 +677,10 @@ std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::u
   }
   {
     std::lock_guard lk(mu_);
+    if (builds_.empty()) {
+      busy_since_ = std::chrono::steady_clock::now();
+      busy_bytes_ = 0;
+    }
     builds_.push_back(build);
     if (stopping_) build->builder->cancel();
   }
@@ -609,6 +725,13 @@ void Catalog::submit_jobs(const std::shared_ptr<Build>& build, unsigned n, Prior
 }
 
 void Catalog::run_job(const std::shared_ptr<Build>& build, WorkerContext& ctx) {
+  if (hold_ && !build->stream && !build->builder->finished() && hold_()) {
+    // Held (a test): this job steps aside for a moment and comes back at background priority, so
+    // the build stays where it is and reads still find workers.
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    engine_.pool().submit(Priority::kBackground, [this, build](WorkerContext& c) { run_job(build, c); });
+    return;
+  }
   try {
     build->builder->step(ctx.decoder, ctx.compressed);
   } catch (const std::exception& e) {
@@ -662,6 +785,24 @@ void Catalog::finish_if_done(const std::shared_ptr<Build>& build) {
 void Catalog::finish_build(const std::shared_ptr<Build>& build) {
   index::BuildResult r = build->builder->take_result();
   const FileRef& file = build->file;
+  if (build->once) {
+    // Nothing to check, store or log: the result goes to stream_once, which waits for the file.
+    const bool ok = r.ok;
+    build->once_result = std::move(r);
+    {
+      std::lock_guard lk(file->mu_);
+      file->state_ = ok ? IndexState::kReady : IndexState::kFailed;
+      file->builder_.reset();
+    }
+    file->settled_.notify_all();
+    std::lock_guard lk(mu_);
+    builds_.erase(std::find(builds_.begin(), builds_.end(), build));
+    if (builds_.empty()) {
+      busy_total_ += std::chrono::steady_clock::now() - busy_since_;
+      idle_.notify_all();
+    }
+    return;
+  }
   const std::string& path = file->path();
   // The notes are the build's detail; the damage is logged once per file when it settles.
   for (const std::string& n : r.notes) spdlog::debug("{}: {}", path, n);
@@ -716,6 +857,12 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
       if (!std::exchange(warned_unsaved_, true))
         spdlog::warn("index not saved ({}); indexes are kept in memory only", origin.save_error);
     }
+    {
+      // Counted before it settles: whoever sees it ready sees it counted.
+      std::lock_guard lk(mu_);
+      ++built_;
+      bytes_indexed_ += build->id.size;
+    }
     const size_t blocks = r.index.blocks.size();
     const uint32_t damaged = r.index.damaged_blocks;
     spdlog::info("{}: indexed: {} {}, {} bytes decompressed{}", path, blocks, blocks == 1 ? "block" : "blocks",
@@ -726,8 +873,12 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
   if (!build->stream) start_next_build();  // the queue's build: the queue goes on
   // Last: the destructor may go once builds_ is empty, so nothing of `this` is touched after.
   std::lock_guard lk(mu_);
+  busy_bytes_ += build->builder->bytes_done();
   builds_.erase(std::find(builds_.begin(), builds_.end(), build));
-  if (builds_.empty()) idle_.notify_all();
+  if (builds_.empty()) {
+    busy_total_ += std::chrono::steady_clock::now() - busy_since_;
+    idle_.notify_all();
+  }
 }
 
 bool Catalog::stream(const FileRef& file, const std::function<bool(const index::BlockStream::Block&)>& sink) {
@@ -745,23 +896,46 @@ bool Catalog::stream(const FileRef& file, const std::function<bool(const index::
   index::BlockStream* stream = blocks.get();
   build = start_build(file, std::move(blocks));
   if (!build) return false;
+  const bool stopped = consume(build, *stream, sink);
+  std::unique_lock lk(file->mu_);
+  file->settled_.wait(lk, [&] { return file->state_ == IndexState::kReady || file->state_ == IndexState::kFailed; });
+  return !stopped && file->state_ == IndexState::kReady;
+}
+
+bool Catalog::consume(const std::shared_ptr<Build>& build, index::BlockStream& stream,
+                      const std::function<bool(const index::BlockStream::Block&)>& sink) {
   index::BlockStream::Block block;
-  bool stopped = false;
-  while (stream->next(&block)) {
+  while (stream.next(&block)) {
     if (!sink(block)) {
-      stopped = true;
       {
         std::lock_guard lk(build->mu);
         build->cancelled_as = IndexFailure::kStopped;
       }
       build->builder->cancel();
       finish_if_done(build);
-      break;
+      return true;
     }
   }
+  return false;
+}
+
+index::BuildResult Catalog::stream_once(const index::SourceBytes& source,
+                                        const std::function<bool(const index::BlockStream::Block&)>& sink) {
+  // An entry of its own, never added to files_: it has no index life beyond this call.
+  const FileRef file = std::make_shared<CatalogFile>("(stream)");
+  {
+    std::lock_guard lk(file->mu_);
+    file->state_ = IndexState::kBuilding;
+  }
+  std::shared_ptr<Build> build;
+  const size_t window = kWindowPerThread * engine_.pool().threads();
+  auto blocks = std::make_unique<index::BlockStream>(window, [&build, this] { pump(build); });
+  index::BlockStream* stream = blocks.get();
+  build = start_build(file, std::move(blocks), &source);
+  consume(build, *stream, sink);
   std::unique_lock lk(file->mu_);
   file->settled_.wait(lk, [&] { return file->state_ == IndexState::kReady || file->state_ == IndexState::kFailed; });
-  return !stopped && file->state_ == IndexState::kReady;
+  return std::move(build->once_result);
 }
 
 // Whether the file the build read is not the one it began with (truncated, rewritten in place):

@@ -103,6 +103,32 @@ struct IndexStatus {
   std::string describe() const;
 };
 
+// Every file of the catalog at one moment, and what indexing did so far in this process; taking it
+// never waits (user.mibz2fs.index on the mount's root, user.mibz2fs.stats).
+struct CatalogSummary {
+  // Files by state; `queued` counts every file not yet settled and not building (unknown, loading,
+  // queued, stale).
+  uint64_t ready = 0, building = 0, queued = 0, failed = 0;
+  uint64_t bytes_done = 0;   // compressed bytes indexed since indexing last became busy (running builds included)
+  uint64_t bytes_to_do = 0;  // compressed bytes left: of the running builds, and of the files queued
+  double seconds = 0;        // since indexing last became busy (0 when idle)
+  // Counters of the whole process.
+  uint64_t built = 0;          // indexes built
+  uint64_t loaded = 0;         // stored indexes loaded
+  uint64_t failures = 0;       // files that could not be indexed (unmounting not counted)
+  uint64_t bytes_indexed = 0;  // compressed bytes of the finished builds
+  double build_seconds = 0;    // time during which at least one build ran
+
+  // Compressed bytes per second of the current busy period (0 when unknown).
+  double rate() const { return seconds > 0 ? static_cast<double>(bytes_done) / seconds : 0; }
+  // Seconds until everything known is indexed at that rate; negative when unknown.
+  double eta() const { return rate() > 0 ? static_cast<double>(bytes_to_do) / rate() : (bytes_to_do ? -1 : 0); }
+  // "files_ready=3 files_building=1 ... eta_s=12" (user.mibz2fs.index on the root).
+  std::string describe() const;
+  // "indexes_built=2 indexes_loaded=1 ..." (appended to user.mibz2fs.stats).
+  std::string counters() const;
+};
+
 // One source file's entry. Only the Catalog reads or changes its state.
 class CatalogFile {
  public:
@@ -136,6 +162,7 @@ class CatalogFile {
   bool distrust_stored_ = false;          // a stored index failed a read: build, never load
   std::weak_ptr<Reader> reader_;          // shared by the open handles of this content
   std::shared_ptr<const index::IndexBuilder> builder_;  // kBuilding: for progress
+  uint64_t source_size_ = 0;              // compressed size when last opened (for the bytes to do)
 };
 using FileRef = std::shared_ptr<CatalogFile>;
 
@@ -167,11 +194,16 @@ class Catalog {
   // prepare(kNow) and wait until the index is ready (true) or failed (false). A stop request ends
   // the wait at once (false, the build goes on): status() tells the two apart.
   bool wait(const FileRef& file, std::stop_token stop = {});
+  // Whether a wait that returned false was stopped rather than settled (failed): then the build
+  // goes on and the caller answers EINTR.
+  bool stopped_waiting(const FileRef& file, const std::stop_token& stop) const;
   // Waits up to `timeout` for the file to settle (ready or failed); returns whether it did.
   bool wait_for(const FileRef& file, std::chrono::milliseconds timeout);
   // Loads the stored index if it is current (ready: true); otherwise leaves the file as it was.
   bool load_if_current(const FileRef& file);
   IndexStatus status(const FileRef& file) const;
+  // Every file's state and the indexing counters; never waits.
+  CatalogSummary summary() const;
 
   // Marks the file stale if its source no longer matches its index (or the failed attempt): size,
   // mtime or inode changed. Returns true if it did. Call before serving an open.
@@ -179,25 +211,43 @@ class Catalog {
 
   // The file's Reader, shared by every open of the same content: waits for the index, opens the
   // source and checks it is the file the index describes. Null with *error when there is none.
-  std::shared_ptr<Reader> open(const FileRef& file, std::string* error);
+  // A stop request ends the wait for the index (null, with status() not settled).
+  std::shared_ptr<Reader> open(const FileRef& file, std::string* error, std::stop_token stop = {});
 
   // Decodes the whole file in one parallel pass, handing each block to `sink` in file order on the
   // calling thread, and keeps the index built on the way (stored, and the file ready). A sink
   // that returns false stops the pass: nothing is stored. Returns false when it stopped or the
   // file could not be decoded at all (status() says why).
   bool stream(const FileRef& file, const std::function<bool(const index::BlockStream::Block&)>& sink);
+  // The same pass over a source that is read once and has no index life (a pipe: mibz2 cat -):
+  // nothing is stored, no file entry kept. Returns the build's result: its index says how the input
+  // ended (damage, truncation, CRC), or !ok with why it is not bzip2. A sink that returns false
+  // stops the pass (the result then says "cancelled").
+  index::BuildResult stream_once(const index::SourceBytes& source,
+                                 const std::function<bool(const index::BlockStream::Block&)>& sink);
 
   // Cancels every build and settles every file still waiting for one as failed ("unmounting").
   void shutdown();
   // Files queued or building (for the logs).
   size_t pending() const;
 
+  // Test hook (mibz2fs's MIBZ2FS_TEST_HOLD_BUILDS): while `held` returns true, every build stays at
+  // its start (building 0%) and the queue behind it waits; its jobs step aside every few ms so that
+  // reads still run. Set before the first build.
+  void hold_builds_while(std::function<bool()> held) { hold_ = std::move(held); }
+
  private:
   struct Build;
   bool load_stored(const FileRef& file);  // true: settled (loaded, or failed to open)
   void queue_build(const FileRef& file, bool now);
   void start_next_build();
-  std::shared_ptr<Build> start_build(const FileRef& file, std::unique_ptr<index::BlockStream> stream);
+  // `once`: the bytes of a source read once (stream_once), instead of opening the file's source.
+  std::shared_ptr<Build> start_build(const FileRef& file, std::unique_ptr<index::BlockStream> stream,
+                                     const index::SourceBytes* once = nullptr);
+  // Hands the stream's blocks to `sink` until it ends or the sink stops it (then cancelled);
+  // returns whether the sink stopped it.
+  bool consume(const std::shared_ptr<Build>& build, index::BlockStream& stream,
+               const std::function<bool(const index::BlockStream::Block&)>& sink);
   void pump(const std::shared_ptr<Build>& build);
   Priority job_priority(const Build& build) const;
   unsigned claim_jobs_locked(Build& build);
@@ -243,6 +293,14 @@ class Catalog {
   std::vector<std::shared_ptr<Build>> builds_;  // every running build (the queue's, and streams)
   bool stopping_ = false;
   bool warned_unsaved_ = false;      // "indexes kept in memory only" was logged
+  std::vector<std::weak_ptr<CatalogFile>> files_;  // every entry add() made (for summary())
+  size_t files_pruned_at_ = 0;       // files_.size() after the last pruning of expired entries
+  std::chrono::steady_clock::time_point busy_since_;  // builds_ last became non-empty
+  uint64_t busy_bytes_ = 0;          // compressed bytes of builds finished since busy_since_
+  std::chrono::steady_clock::duration busy_total_{};  // earlier busy periods, summed
+  uint64_t built_ = 0, loaded_ = 0, failures_ = 0, bytes_indexed_ = 0;  // CatalogSummary's counters
+
+  std::function<bool()> hold_;       // test hook: builds wait while it returns true
 };
 
 }  // namespace mibz2::engine

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <deque>
@@ -16,6 +17,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "fs/request_interrupt.h"
 #include "fs/source_directory.h"
 #include "fs/source_tree.h"
 #include "engine/reader.h"
@@ -31,8 +33,10 @@ uint64_t realtime_ns() {
   return ns_of(t);
 }
 
-// The engine's counters, on the mount's root directory.
+// On the mount's root directory: the engine's and the catalog's counters, and the indexing of the
+// whole mount (the same name as a file's index state).
 constexpr const char* kStatsXattr = "user.mibz2fs.stats";
+constexpr const char* kIndexXattr = "user.mibz2fs.index";
 
 // Replies to getxattr/listxattr: the size when asked for it, ERANGE when the buffer is short.
 void reply_xattr(fuse_req_t req, const std::string& value, size_t size) {
@@ -52,8 +56,10 @@ NodeKind kind_of(const ShownEntry& e) {
   }
 }
 
-// Extended attributes of decompressed files.
-constexpr const char* kXattrNames[] = {"user.mibz2fs.compressed_size", "user.mibz2fs.blocks", "user.mibz2fs.index",
+// Extended attributes of decompressed files, read by name and never listed: the first two always,
+// the others once the index is ready (reading an attribute never waits for an index: until then
+// they are ENODATA).
+constexpr const char* kXattrNames[] = {"user.mibz2fs.compressed_size", kIndexXattr, "user.mibz2fs.blocks",
                                        "user.mibz2fs.damaged_blocks", "user.mibz2fs.damage"};
 
 }  // namespace
@@ -103,6 +109,12 @@ Filesystem::Filesystem(const FilesystemOptions& options)
     spdlog::warn("{}: indexes are kept in memory only, so every mount indexes every file again (one full decode "
                  "of each); give -o index_dir=DIR to keep them",
                  store_.problem());
+  // Test hook: builds are held back while the named file exists (the mount tests of waits and of
+  // attribute reads during a build).
+  if (const char* hold = std::getenv("MIBZ2FS_TEST_HOLD_BUILDS"); hold && *hold) {
+    spdlog::warn("test hook: index builds are held while {} exists", hold);
+    catalog_->hold_builds_while([path = std::string(hold)] { return ::access(path.c_str(), F_OK) == 0; });
+  }
   watcher_ = std::thread([this] { guard_thread("session watcher", [this] { watch_session(); }); });
 }
 
@@ -118,7 +130,8 @@ Filesystem::~Filesystem() {
   // Handles the kernel never released (the session ended with files still open).
   for (FileHandle* h : open_files_) delete h;
   for (DirHandle* h : open_dirs_) delete h;
-  spdlog::info("unmounted {}; engine counters: {}", options_.mountpoint, engine_->stats().summary());
+  spdlog::info("unmounted {}; engine counters: {} {}", options_.mountpoint, engine_->stats().summary(),
+               catalog_->summary().counters());
   catalog_.reset();
   engine_.reset();
 }
@@ -219,13 +232,13 @@ int Filesystem::link_target(Node& node, std::string* target) {
   return 0;
 }
 
-int Filesystem::attributes(Node& node, struct stat* st, bool wait, bool* final) {
+int Filesystem::attributes(Node& node, struct stat* st, bool wait, bool* final, std::stop_token stop) {
   if (const int err = current(node, st)) return err;
-  return shown_attributes(node, st, wait, final);
+  return shown_attributes(node, st, wait, final, std::move(stop));
 }
 
 // Turns the source's attributes (fresh from current()) into what the mount shows.
-int Filesystem::shown_attributes(Node& node, struct stat* st, bool wait, bool* final) {
+int Filesystem::shown_attributes(Node& node, struct stat* st, bool wait, bool* final, std::stop_token stop) {
   *final = true;
   st->st_ino = node.ino;
   if (node.kind == NodeKind::kLinkToDecompressed) {
@@ -242,7 +255,9 @@ int Filesystem::shown_attributes(Node& node, struct stat* st, bool wait, bool* f
   catalog_->refresh(file);
   uint64_t size = 0;
   if (wait) {
-    if (!catalog_->wait(file)) return EIO;  // no index: no size to show, and no bytes
+    // No index: no size to show, and no bytes (EIO); or the caller was interrupted (EINTR), and
+    // the build goes on.
+    if (!catalog_->wait(file, stop)) return catalog_->stopped_waiting(file, stop) ? EINTR : EIO;
     const auto idx = catalog_->status(file).index;
     size = idx->decompressed_size;
     attributes_given(node, idx->source);
@@ -347,7 +362,12 @@ void Filesystem::getattr(fuse_req_t req, fuse_ino_t ino) {
   }
   struct stat st;
   bool final;
-  if (const int err = attributes(*node, &st, /*wait=*/true, &final)) {
+  int err;
+  {
+    const RequestInterrupt interrupt(req);
+    err = attributes(*node, &st, /*wait=*/true, &final, interrupt.token());
+  }
+  if (err) {
     fuse_reply_err(req, err);
     return;
   }
@@ -531,10 +551,15 @@ void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       return;
     }
     std::string error;
-    handle->reader = catalog_->open(node->file, &error);
+    bool interrupted;
+    {
+      const RequestInterrupt interrupt(req);
+      handle->reader = catalog_->open(node->file, &error, interrupt.token());
+      interrupted = !handle->reader && catalog_->stopped_waiting(node->file, interrupt.token());
+    }
     if (!handle->reader) {
-      spdlog::warn("{}: cannot open: {}", node->source, error);
-      fuse_reply_err(req, EIO);
+      if (!interrupted) spdlog::warn("{}: cannot open: {}", node->source, error);
+      fuse_reply_err(req, interrupted ? EINTR : EIO);
       return;
     }
     // The content the kernel may have cached is that of the index it last saw.
@@ -614,8 +639,11 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
   const NodeRef node = inodes_.find(ino);
   const std::string_view n = name;
   std::string value;
-  if (node && ino == FUSE_ROOT_ID && n == kStatsXattr) {
-    value = engine_->stats().summary() + " nodes=" + std::to_string(inodes_.size());
+  if (node && ino == FUSE_ROOT_ID && (n == kStatsXattr || n == kIndexXattr)) {
+    const engine::CatalogSummary summary = catalog_->summary();
+    value = n == kIndexXattr ? summary.describe()
+                             : engine_->stats().summary() + " " + summary.counters() + " nodes=" +
+                                   std::to_string(inodes_.size());
     reply_xattr(req, value, size);
     return;
   }
@@ -624,6 +652,8 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
     return;
   }
   const engine::FileRef& file = node->file;
+  // Never waits for an index: a file not indexed yet says so, and its attributes that need the
+  // index are not there yet (ENODATA). A source that changed is seen as changed.
   if (n == kXattrNames[0]) {
     struct stat st;
     if (const int err = current(*node, &st)) {
@@ -631,15 +661,18 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
       return;
     }
     value = std::to_string(st.st_size);
-  } else if (n == kXattrNames[2]) {
+  } else if (n == kIndexXattr) {
+    catalog_->refresh(file);
+    catalog_->prepare(file, engine::Catalog::Need::kSoon);  // a changed source: queued again
     value = catalog_->status(file).describe();
-  } else if (n == kXattrNames[1] || n == kXattrNames[3] || n == kXattrNames[4]) {
-    if (!catalog_->wait(file)) {
-      fuse_reply_err(req, EIO);
+  } else if (n == kXattrNames[2] || n == kXattrNames[3] || n == kXattrNames[4]) {
+    catalog_->refresh(file);
+    const auto idx = catalog_->status(file).index;
+    if (!idx) {
+      fuse_reply_err(req, ENODATA);
       return;
     }
-    const auto idx = catalog_->status(file).index;
-    if (n == kXattrNames[1]) value = std::to_string(idx->blocks.size());
+    if (n == kXattrNames[2]) value = std::to_string(idx->blocks.size());
     else if (n == kXattrNames[3]) value = std::to_string(idx->damaged_blocks);
     else
       for (const std::string& line : index::damage_report(*idx)) value += line + "\n";

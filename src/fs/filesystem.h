@@ -11,6 +11,7 @@
 #include <functional>
 #include <mutex>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -72,15 +73,16 @@ class Filesystem {
   int current(const Node& node, struct stat* st) const;
   // Whether the requesting user may `mask` (R_OK, X_OK) the file as it is now: 0 or EACCES.
   static int permitted(fuse_req_t req, const struct stat& st, int mask);
-  int shown_attributes(Node& node, struct stat* st, bool wait, bool* final);
+  int shown_attributes(Node& node, struct stat* st, bool wait, bool* final, std::stop_token stop = {});
   // Drops the kernel's cached attributes of the node when its ctime changed since the last open.
   void drop_stale_attributes(Node& node, const struct stat& st);
   static void guard_thread(const char* what, const std::function<void()>& body);
   struct FileHandle;
   struct DirHandle;
   // The attributes of a node. For a decompressed file with `wait` this waits for its index (and
-  // fails with EIO if there can be none); without, *final says whether the size is real.
-  int attributes(Node& node, struct stat* st, bool wait, bool* final);
+  // fails with EIO if there can be none, EINTR when `stop` is requested first); without, *final
+  // says whether the size is real.
+  int attributes(Node& node, struct stat* st, bool wait, bool* final, std::stop_token stop = {});
   // What a symlink node points to in the mount.
   int link_target(Node& node, std::string* target);
   // Looks up `name` in `dir` and fills a FUSE entry (counts a lookup, given back on failure).

@@ -1,5 +1,7 @@
 #include "tools/cli_common.h"
 
+#include "tools/progress_line.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -160,30 +162,24 @@ Progress::Progress(std::string label) : label_(std::move(label)), enabled_(isatt
 
 Progress::~Progress() { finish(); }
 
-void Progress::update(uint64_t done, uint64_t total) {
+void Progress::update(uint64_t done, uint64_t total, const ProgressFigures* overall) {
   if (!enabled_ || total == 0) return;
-  const double elapsed = now_seconds() - start_;
-  const double frac = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
-  const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
-  char eta[32] = "--:--";
-  if (rate > 0 && done < total) {
-    const long s = std::lround(static_cast<double>(total - done) / rate);
-    std::snprintf(eta, sizeof eta, "%ld:%02ld", s / 60, s % 60);
-  }
-  constexpr int kWidth = 30;
-  char bar[kWidth + 1];
-  const int filled = static_cast<int>(frac * kWidth);
-  for (int i = 0; i < kWidth; ++i) bar[i] = i < filled ? '=' : (i == filled ? '>' : ' ');
-  bar[kWidth] = 0;
-  std::fprintf(stderr, "\r%s [%s] %3.0f%% %s / %s  %.0f MB/s  ETA %s  ", label_.c_str(), bar, frac * 100,
-               human_bytes(done).c_str(), human_bytes(total).c_str(), rate / 1e6, eta);
+  // One column is left free: a line that fills the last column wraps on some terminals, and then
+  // \r no longer goes back to its start.
+  const size_t width = std::max<size_t>(terminal_width(STDERR_FILENO), 2) - 1;
+  // (Appended piece by piece: `"\r" + std::string` trips a false -Wrestrict in g++ 12.)
+  std::string out = "\r";
+  out.append(progress_line({label_, done, total, now_seconds() - start_}, width)).append("\033[K");
+  // A second line: drawn under the bar, then the cursor goes back up to the bar's line.
+  if (overall) out.append("\n").append(progress_line(*overall, width)).append("\033[K\033[A\r");
+  std::fputs(out.c_str(), stderr);
   std::fflush(stderr);
   drawn_ = true;
 }
 
 void Progress::finish() {
   if (drawn_) {
-    std::fprintf(stderr, "\r\033[K");
+    std::fprintf(stderr, "\r\033[J");  // clears the bar's line and any line under it
     std::fflush(stderr);
     drawn_ = false;
   }

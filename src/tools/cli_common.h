@@ -54,13 +54,17 @@ std::string human_bytes(uint64_t bytes);
 // "1 block", "2 blocks", "0 blocks": `noun` is the singular, its plural takes an "s".
 std::string plural(uint64_t n, std::string_view noun);
 
-// A progress bar on stderr when it is a terminal (compressed position, MB/s, ETA); silent otherwise.
+struct ProgressFigures;
+
+// A progress bar on stderr when it is a terminal (compressed position, MB/s, ETA), fitted to its
+// width and redrawn in place; silent otherwise.
 class Progress {
  public:
   explicit Progress(std::string label);
   ~Progress();
-  void update(uint64_t done, uint64_t total);
-  void finish();  // clears the bar line
+  // `overall`, if given, is drawn as a second line under the bar (mibz2fs -o wait_index's total).
+  void update(uint64_t done, uint64_t total, const ProgressFigures* overall = nullptr);
+  void finish();  // clears the bar's lines
   bool enabled() const { return enabled_; }
 
  private:

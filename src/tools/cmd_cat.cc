@@ -1,4 +1,5 @@
-// mibz2 cat: the decompressed content of each FILE, in order, on standard output.
+// mibz2 cat: the decompressed content of each FILE, in order, on standard output; "-" (or no FILE)
+// is standard input, decoded as a stream.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include "engine/catalog.h"
 #include "engine/engine.h"
 #include "engine/reader.h"
+#include "index/pipe_bytes.h"
 #include "io/fd_io.h"
 #include "index/source_bytes.h"
 #include "index/source_window.h"
@@ -162,6 +164,43 @@ Outcome cat_engine(const char* path, IndexAccess& access, const engine::FileRef&
   return reaches_end ? check_tail(path, reader->index()) : kWritten;
 }
 
+// Standard input, as bzip2 -dc reads it: a stream that cannot be seeked, so it has no index; it is
+// decoded in one parallel pass all the same, read as far ahead as the decoders are (PipeBytes) and
+// forgotten behind the writer, so memory is bounded whatever its length.
+Outcome cat_stdin(IndexAccess& access) {
+  constexpr const char* kName = "(stdin)";
+  index::PipeBytes input(STDIN_FILENO);
+  int write_errno = 0;
+  std::string damage;
+  const index::BuildResult r = access.catalog().stream_once(input, [&](const index::BlockStream::Block& b) {
+    input.release_before(b.record.start_bit() / 8);
+    if (b.damaged()) {
+      damage = "block " + std::to_string(b.number) + " is damaged (" + index::describe_damage(b.record) +
+               "): its bytes cannot be read";
+      return false;
+    }
+    write_errno = io::write_all(STDOUT_FILENO, b.bytes.data(), b.bytes.size());
+    return write_errno == 0;
+  });
+  if (write_errno) return write_failed(write_errno);
+  if (const int err = input.error()) {
+    std::fprintf(stderr, "mibz2 cat: %s: reading: %s\n", kName, std::strerror(err));
+    return stopped(kExitEnvironment);
+  }
+  if (!damage.empty()) {
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", kName, damage.c_str());
+    return stopped(kExitDataError);
+  }
+  if (!r.ok) {
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", kName, r.error.c_str());
+    return stopped(kExitDataError);
+  }
+  for (const std::string& n : r.notes) std::fprintf(stderr, "mibz2 cat: %s: %s\n", kName, n.c_str());
+  return check_tail(kName, r.index);
+}
+
+bool is_stdin(const std::string& name) { return name == "-"; }
+
 }  // namespace
 
 int cmd_cat(const CatOptions& o) {
@@ -170,17 +209,26 @@ int cmd_cat(const CatOptions& o) {
   // stores the index. A range always goes through the engine (index built first if missing).
   const bool whole = !o.offset && !o.length;
   const bool streaming = o.threads == 1 && whole;
+  // No FILE: standard input, as bzip2 -dc does.
+  const std::vector<std::string> files = o.files.empty() ? std::vector<std::string>{"-"} : o.files;
+  const bool reads_stdin = std::any_of(files.begin(), files.end(), is_stdin);
+  if (reads_stdin && !whole) {
+    std::fprintf(stderr, "mibz2 cat: --offset and --length need a file: standard input cannot be seeked\n");
+    return kExitEnvironment;
+  }
   bz2::BlockDecoder decoder;
   std::unique_ptr<IndexAccess> access;
   // One pass over the data needs the cache only to hold what is decoded ahead of the writer.
-  if (!streaming)
+  if (!streaming || reads_stdin)
     access = std::make_unique<IndexAccess>("mibz2 cat", o.threads, o.index_dir,
                                            std::min<uint64_t>(engine::default_cache_bytes(), uint64_t{256} << 20));
   int status = kExitOk;
-  for (const std::string& name : o.files) {
+  for (const std::string& name : files) {
     const char* path = name.c_str();
     Outcome r;
-    if (streaming) {
+    if (is_stdin(name)) {
+      r = cat_stdin(*access);
+    } else if (streaming) {
       r = cat_one(path, decoder);
     } else {
       const engine::FileRef file = access->file(name);

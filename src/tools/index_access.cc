@@ -41,7 +41,12 @@ engine::IndexStatus IndexAccess::obtain(const engine::FileRef& file, const std::
     catalog_->prepare(file, rebuild ? engine::Catalog::Need::kRebuild : engine::Catalog::Need::kNow);
     while (!catalog_->wait_for(file, std::chrono::milliseconds(200))) {
       const engine::IndexStatus s = catalog_->status(file);
-      progress.update(s.build_done, s.build_total);
+      if (overall_) {
+        const ProgressFigures total = overall_(s.build_done);
+        progress.update(s.build_done, s.build_total, &total);
+      } else {
+        progress.update(s.build_done, s.build_total);
+      }
     }
   }
   engine::IndexStatus s = catalog_->status(file);

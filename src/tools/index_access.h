@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "engine/catalog.h"
 #include "engine/engine.h"
 #include "index/index_store.h"
+#include "tools/progress_line.h"
 
 namespace mibz2::tools {
 
@@ -33,6 +35,9 @@ class IndexAccess {
   // for the build's notes (unless `quiet_notes`), for an index directory that cannot be written
   // (once, if so constructed) and for a failure. `shown` names the file in them.
   engine::IndexStatus obtain(const engine::FileRef& file, const std::string& shown, bool rebuild, bool quiet_notes);
+  // A second progress line under each file's bar (mibz2fs -o wait_index: the total over every
+  // file), given the bytes done of the file being built.
+  void set_overall_progress(std::function<ProgressFigures(uint64_t file_done)> overall) { overall_ = std::move(overall); }
 
  private:
   const std::string program_;
@@ -41,6 +46,7 @@ class IndexAccess {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<engine::Catalog> catalog_;
   bool warned_unsaved_ = false;
+  std::function<ProgressFigures(uint64_t)> overall_;
 };
 
 }  // namespace mibz2::tools

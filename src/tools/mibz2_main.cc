@@ -38,14 +38,17 @@ CLI::Validator size() {
 }
 
 // -j, --index-dir and the files: every command has them.
-void add_file_options(CLI::App* command, FileOptions* o) {
+void add_file_options(CLI::App* command, FileOptions* o, bool stdin_too = false) {
   const std::string threads_help = "decoder threads, 1 to 1024 (default: its CPUs, " +
                                    std::to_string(mibz2::engine::default_decoder_threads()) + " here)";
   command->add_option("-j,--threads", o->threads, threads_help)->type_name("N")->check(thread_count());
   command
       ->add_option("--index-dir", o->index_dir, "where index files live (default: ~/.cache/mibz2fs, root's /var/cache/mibz2fs)")
       ->type_name("DIR");
-  command->add_option("FILE", o->files, "the bzip2 files, one or more")->type_name("")->required();
+  if (stdin_too)
+    command->add_option("FILE", o->files, "the bzip2 files; '-' or none: standard input")->type_name("");
+  else
+    command->add_option("FILE", o->files, "the bzip2 files, one or more")->type_name("")->required();
 }
 
 constexpr const char* kSizeRule =
@@ -82,7 +85,7 @@ int main(int argc, char** argv) {
   CatOptions cat;
   CLI::App* cat_cmd = app.add_subcommand(
       "cat", "write the decompressed content (or a range of it), like bzip2 -dc");
-  add_file_options(cat_cmd, &cat);
+  add_file_options(cat_cmd, &cat, /*stdin_too=*/true);
   uint64_t offset = 0, length = 0;
   CLI::Option* offset_opt = cat_cmd->add_option("--offset", offset, "first decompressed byte to write (default: 0)")
                                 ->type_name("SIZE")
@@ -96,7 +99,8 @@ int main(int argc, char** argv) {
                   "read through the engine with read-ahead; one without is decoded in a single parallel\n"
                   "pass that stores the index on the way. --offset and --length decode only the blocks the\n"
                   "range covers (the index is built first if there is none). -j 1 on a whole file streams\n"
-                  "through it on one thread and needs no index.\n\n") +
+                  "through it on one thread and needs no index. '-', or no FILE, is standard input: a\n"
+                  "stream, decoded in parallel (-j) as it comes, with no index and no range.\n\n") +
       kSizeRule);
 
   IndexOptions index;

@@ -1,9 +1,13 @@
 // mibz2fs: mount a directory with every bzip2 file in it shown decompressed, read-only.
 #include <fuse_log.h>
 #include <fuse_lowlevel.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -21,6 +25,7 @@
 #include "fs/beneath_access.h"
 #include "fs/source_tree.h"
 #include "io/source_root.h"
+#include "tools/cli_common.h"
 #include "tools/index_access.h"
 #include "tools/mount_options.h"
 
@@ -85,17 +90,46 @@ void index_everything(const MountOptions& o) {
     mibz2::fs::ShownEntry entry;
   };
   std::vector<Found> files;
+  uint64_t all_bytes = 0;  // compressed, of every file
   mibz2::fs::for_each_decompressed_file(root, [] { return false; }, [&](const std::string& rel, const mibz2::fs::ShownEntry& e) {
     files.push_back({rel, e});
+    struct stat st;
+    if (root.lstat(rel, &st) == 0) all_bytes += static_cast<uint64_t>(st.st_size);
   });
   const mibz2::fs::BeneathAccess access(root);
   mibz2::tools::IndexAccess indexes("mibz2fs", o.fs.threads, o.fs.index_dir, 0, &access);
+  // The total, under each file's bar: bytes of the files done (built or loaded) and of the one
+  // being built, files done, and the ETA at the rate of the builds so far.
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t done_bytes = 0;
+  size_t done_files = 0;
+  auto total_figures = [&](uint64_t file_done) {
+    mibz2::tools::ProgressFigures t;
+    t.label = "total: " + std::to_string(done_files) + "/" + std::to_string(files.size()) + " files";
+    t.done = std::min(all_bytes, done_bytes + file_done);
+    t.total = all_bytes;
+    t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return t;
+  };
+  indexes.set_overall_progress(total_figures);
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string path = root.absolute(files[i].rel);
     const auto file = indexes.catalog().add(path, files[i].entry.device, files[i].entry.inode);
     const auto got = indexes.obtain(file, path, false, false);
-    if (got.ready() && got.origin.built)
-      std::fprintf(stderr, "mibz2fs: [%zu/%zu] indexed %s\n", i + 1, files.size(), path.c_str());
+    struct stat st;
+    if (root.lstat(files[i].rel, &st) == 0) done_bytes += static_cast<uint64_t>(st.st_size);
+    ++done_files;
+    if (got.ready() && got.origin.built) {
+      // The total, without a terminal too: one line per file built.
+      const mibz2::tools::ProgressFigures t = total_figures(0);
+      const double rate = t.seconds > 0 ? static_cast<double>(t.done) / t.seconds : 0;
+      std::string eta = "unknown";
+      if (t.done >= t.total) eta = "0 s";
+      else if (rate > 0) eta = std::to_string(std::llround(static_cast<double>(t.total - t.done) / rate)) + " s";
+      std::fprintf(stderr, "mibz2fs: [%zu/%zu] indexed %s (total %s of %s, ETA %s)\n", i + 1, files.size(),
+                   path.c_str(), mibz2::tools::human_bytes(t.done).c_str(), mibz2::tools::human_bytes(t.total).c_str(),
+                   eta.c_str());
+    }
   }
 }
 
