@@ -69,9 +69,15 @@ std::string record_problem(const BlockIndex& idx, uint64_t i) {
       return "records " + std::to_string(i - 1) + " and " + std::to_string(i) + " overlap or are out of order";
     // A file cut inside the next stream's header leaves a truncated record right after the
     // end-of-stream marker (80 bits and the padding).
+    // The record of an empty stream whose combined CRC does not match covers that stream's
+    // end-of-stream marker itself, so only the next stream's header lies between.
+    const BlockRecord& prev = idx.blocks[i - 1];
+    const bool prev_is_marker =
+        prev.undecodable() && prev.stream_crc_mismatch() && prev.bit_length == bz2::kEndOfStreamBits;
+    const uint64_t marker = prev_is_marker ? 0 : bz2::kEndOfStreamBits;
     const uint64_t gap = r.start_bit() - prev_end;
-    const uint64_t min_gap = r.stream_start() ? bz2::kEndOfStreamBits + bz2::kStreamHeaderBits
-                             : r.truncated()  ? bz2::kEndOfStreamBits
+    const uint64_t min_gap = r.stream_start() ? marker + bz2::kStreamHeaderBits
+                             : r.truncated()  ? marker
                                               : UINT64_MAX;
     if (gap != 0 && gap < min_gap)
       return "records " + std::to_string(i - 1) + " and " + std::to_string(i) + " do not chain";

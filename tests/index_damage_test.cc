@@ -597,6 +597,32 @@ TEST(IndexDamage, AStretchShorterThanABlockMagicGivesAValidIndex) {
   EXPECT_GT(stretches, 0u) << "no input gave a stretch shorter than 48 bits: the test tests nothing";
 }
 
+// An empty stream whose combined CRC does not match stands as a record over its end-of-stream
+// marker. The next stream's first block then starts one stream header after that record, not an
+// end-of-stream marker and a header (found by fuzz_index_builder: "records 1 and 2 do not chain").
+TEST(IndexDamage, ABlockRightAfterAnEmptyStreamsRecordGivesAValidIndex) {
+  const Bytes good = libbz2_compress(text_bytes(5000, 71), 1);
+  for (uint32_t bad_crc : {1u, 0x20u}) {
+    BitWriter w;
+    w.put_bytes("BZh9");
+    w.put(0x177245385090ull, 48);  // an empty stream: its end-of-stream marker at once,
+    w.put(bad_crc, 32);            // with a combined CRC that an empty stream cannot have
+    Bytes data = w.finish();
+    data.insert(data.end(), good.begin(), good.end());
+    SCOPED_TRACE("combined CRC " + std::to_string(bad_crc));
+    const index::BuildResult r = build_guarded(data, 1);
+    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_EQ(r.index.blocks.size(), 2u) << all_notes(r.notes);
+    EXPECT_TRUE(r.index.blocks[0].stream_crc_mismatch());
+    EXPECT_FALSE(r.index.blocks[1].damaged());
+    BlockIndex idx = r.index;
+    idx.source.size = data.size();
+    BlockIndex parsed;
+    std::string why;
+    EXPECT_TRUE(index::parse(index::serialize(idx), &parsed, &why)) << "malformed index: " << why;
+  }
+}
+
 // ---- several threads ----------------------------------------------------------------------------
 
 TEST(IndexDamageConcurrent, DamagedFilesGiveTheSameIndexOnAnyNumberOfThreads) {
