@@ -18,6 +18,7 @@
 #include "fs/source_directory.h"
 #include "fs/source_tree.h"
 #include "engine/reader.h"
+#include "fs/fuse_session_settings.h"
 
 namespace mibz2::fs {
 namespace {
@@ -274,13 +275,7 @@ int Filesystem::make_entry(Node& dir, const ShownEntry& e, fuse_entry_param* ent
 // --- operations ---
 
 void Filesystem::init(fuse_conn_info* conn) {
-  // Large reads and deep kernel read-ahead: a FUSE round trip per 128 KiB would cap throughput
-  // long before the decoders do. libfuse derives the kernel's max_pages from max_write.
-  conn->max_readahead = std::max<unsigned>(conn->max_readahead, 1u << 20);
-  conn->max_write = 1u << 20;
-  conn->max_background = std::max<unsigned>(conn->max_background, 32);
-  if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
-  if (conn->capable & FUSE_CAP_ASYNC_READ) conn->want |= FUSE_CAP_ASYNC_READ;
+  configure_connection(conn);
   spdlog::info("mounted {} at {} ({} decoder threads, cache {} MiB, index dir {})", options_.source,
                options_.mountpoint, engine_->pool().threads(), engine_->cache().capacity() >> 20,
                store_.dir().empty() ? "(none)" : store_.dir());

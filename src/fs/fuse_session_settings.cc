@@ -1,0 +1,22 @@
+#include "fs/fuse_session_settings.h"
+
+#include <algorithm>
+
+namespace mibz2::fs {
+
+FuseLoopSettings default_fuse_loop() {
+  // A read blocks its request thread while its blocks decode, so many threads are wanted.
+  return FuseLoopSettings{64, 10, false};
+}
+
+void configure_connection(fuse_conn_info* conn) {
+  // Large reads and deep kernel read-ahead: a FUSE round trip per 128 KiB would cap throughput
+  // long before the decoders do. libfuse derives the kernel's max_pages from max_write.
+  conn->max_readahead = std::max<unsigned>(conn->max_readahead, 1u << 20);
+  conn->max_write = 1u << 20;
+  conn->max_background = std::max<unsigned>(conn->max_background, 32);
+  if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+  if (conn->capable & FUSE_CAP_ASYNC_READ) conn->want |= FUSE_CAP_ASYNC_READ;
+}
+
+}  // namespace mibz2::fs
