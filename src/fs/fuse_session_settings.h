@@ -13,6 +13,9 @@ struct FuseLoopSettings {
   bool clone_fd;              // a /dev/fuse descriptor of its own for each request thread
 };
 
+// Requests the kernel lets be in flight to us at once before it makes readers wait on its side.
+inline constexpr unsigned kMaxBackground = 1024;
+
 // The defaults of mibz2fs's -o max_threads, max_idle_threads and clone_fd.
 FuseLoopSettings default_fuse_loop();
 
