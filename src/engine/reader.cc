@@ -27,6 +27,16 @@ Reader::Reader(Engine& engine, uint64_t file_id, std::string path, int fd, std::
 Reader::~Reader() { close(fd_); }
 
 ssize_t Reader::read(uint64_t offset, size_t length, uint8_t* out) {
+  std::vector<Slice> slices;
+  const ssize_t n = read_slices(offset, length, &slices);
+  for (const Slice& s : slices) {
+    std::memcpy(out, s.data, s.size);
+    out += s.size;
+  }
+  return n;
+}
+
+ssize_t Reader::read_slices(uint64_t offset, size_t length, std::vector<Slice>* out) {
   EngineStats& st = engine_.stats();
   add(st.reads);
   const index::BlockIndex& idx = *index_;
@@ -49,11 +59,12 @@ ssize_t Reader::read(uint64_t offset, size_t length, uint8_t* out) {
     }
   }
 
-  // The common case, a read inside one cached block: one shard lock, one copy, nothing else.
+  // The common case, a read inside one cached block: one shard lock, nothing else.
   if (first == last) {
     if (BlockRef ref = engine_.cache().lookup({file_id_, first})) {
       plan_readahead(offset, end, first, last);
-      std::memcpy(out, ref->bytes.data() + (offset - idx.blocks[first].out_offset), end - offset);
+      const uint8_t* data = ref->bytes.data() + (offset - idx.blocks[first].out_offset);
+      out->push_back(Slice{std::move(ref), data, static_cast<size_t>(end - offset)});
       add(st.bytes_read, end - offset);
       return static_cast<ssize_t>(end - offset);
     }
@@ -71,22 +82,25 @@ ssize_t Reader::read(uint64_t offset, size_t length, uint8_t* out) {
   }
   plan_readahead(offset, end, first, last);
 
+  const size_t old_size = out->size();
   uint64_t pos = offset;
-  uint8_t* dst = out;
   for (uint64_t b = first; b <= last; ++b) {
     BlockRef& ref = blocks[b - first];
     if (!ref) {
       std::shared_future<Outcome>& f = pending[b - first];
       if (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) add(st.waits);
       const Outcome& o = f.get();
-      if (!o.block) return -o.error;
+      if (!o.block) {
+        out->resize(old_size);
+        return -o.error;
+      }
       ref = o.block;
     }
     const index::BlockRecord& r = idx.blocks[b];
     const uint64_t from = pos - r.out_offset;
     const uint64_t take = std::min<uint64_t>(ref->bytes.size() - from, end - pos);
-    std::memcpy(dst, ref->bytes.data() + from, take);
-    dst += take;
+    const uint8_t* data = ref->bytes.data() + from;
+    out->push_back(Slice{std::move(ref), data, static_cast<size_t>(take)});
     pos += take;
   }
   add(st.bytes_read, end - offset);

@@ -28,6 +28,13 @@ namespace mibz2::engine {
 
 class Engine;
 
+// A piece of a read: bytes inside a decoded block, valid while `block` is held.
+struct Slice {
+  BlockRef block;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
 class Reader : public std::enable_shared_from_this<Reader> {
  public:
   // Use Engine::open.
@@ -40,6 +47,11 @@ class Reader : public std::enable_shared_from_this<Reader> {
   // or past the end; fewer than asked when the range runs into a damaged block, which is never
   // served) or -EIO when the read starts in a damaged block or the source cannot be read.
   ssize_t read(uint64_t offset, size_t length, uint8_t* out);
+  // The same read without copying: appends to *out the pieces of the decoded blocks that hold the
+  // bytes, in order (each keeps its block alive, also if evicted meanwhile, until *out lets it go),
+  // and returns their byte count or -EIO as read() does. For the FUSE reply straight from the
+  // cache (fuse_reply_iov); read() is this plus one copy.
+  ssize_t read_slices(uint64_t offset, size_t length, std::vector<Slice>* out);
 
   uint64_t size() const { return index_->decompressed_size; }
   const index::BlockIndex& index() const { return *index_; }

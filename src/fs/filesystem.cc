@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -534,14 +535,26 @@ void Filesystem::read(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi
     fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
     return;
   }
-  thread_local std::vector<uint8_t> buf;
-  if (buf.size() < size) buf.resize(size);
-  const ssize_t n = handle->reader->read(static_cast<uint64_t>(off), size, buf.data());
+  // The reply is written straight from the cached blocks (fuse_reply_iov: the kernel copies them
+  // once, from here); the slices hold their blocks until the reply has been written.
+  thread_local std::vector<engine::Slice> slices;
+  thread_local std::vector<iovec> iov;
+  struct Release {
+    ~Release() { slices.clear(); }  // also when the read throws: no block outlives its request
+  } release;
+  slices.clear();
+  const ssize_t n = handle->reader->read_slices(static_cast<uint64_t>(off), size, &slices);
   if (n < 0) {
     fuse_reply_err(req, static_cast<int>(-n));
     return;
   }
-  fuse_reply_buf(req, reinterpret_cast<const char*>(buf.data()), static_cast<size_t>(n));
+  if (slices.empty()) {
+    fuse_reply_buf(req, nullptr, 0);  // at or past the end
+    return;
+  }
+  iov.resize(slices.size());
+  for (size_t i = 0; i < slices.size(); ++i) iov[i] = iovec{const_cast<uint8_t*>(slices[i].data), slices[i].size};
+  fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));
 }
 
 void Filesystem::release(fuse_req_t req, fuse_file_info* fi) {
