@@ -535,15 +535,14 @@ void Filesystem::read(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi
     fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
     return;
   }
-  // The reply is written straight from the cached blocks (fuse_reply_iov: the kernel copies them
-  // once, from here); the slices hold their blocks until the reply has been written.
-  thread_local std::vector<engine::Slice> slices;
-  thread_local std::vector<iovec> iov;
-  struct Release {
-    ~Release() { slices.clear(); }  // also when the read throws: no block outlives its request
-  } release;
-  slices.clear();
-  const ssize_t n = handle->reader->read_slices(static_cast<uint64_t>(off), size, &slices);
+  // Never waits for a decode: a read of blocks being decoded is answered by the decoder thread
+  // that finishes the last of them, and this request thread goes back to serve others (cache hits
+  // never queue behind misses for a request thread).
+  handle->reader->read_async(static_cast<uint64_t>(off), size,
+                             [req](ssize_t n, std::vector<engine::Slice>& slices) { reply_read(req, n, slices); });
+}
+
+void Filesystem::reply_read(fuse_req_t req, ssize_t n, const std::vector<engine::Slice>& slices) noexcept {
   if (n < 0) {
     fuse_reply_err(req, static_cast<int>(-n));
     return;
@@ -552,9 +551,17 @@ void Filesystem::read(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi
     fuse_reply_buf(req, nullptr, 0);  // at or past the end
     return;
   }
-  iov.resize(slices.size());
-  for (size_t i = 0; i < slices.size(); ++i) iov[i] = iovec{const_cast<uint8_t*>(slices[i].data), slices[i].size};
-  fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));
+  // Written straight from the decoded blocks (the kernel copies them once, from here); the slices
+  // hold their blocks until this returns.
+  try {
+    thread_local std::vector<iovec> iov;
+    iov.resize(slices.size());
+    for (size_t i = 0; i < slices.size(); ++i) iov[i] = iovec{const_cast<uint8_t*>(slices[i].data), slices[i].size};
+    fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));
+  } catch (const std::exception& e) {
+    spdlog::error("a read failed: {}", e.what());
+    fuse_reply_err(req, EIO);
+  }
 }
 
 void Filesystem::release(fuse_req_t req, fuse_file_info* fi) {
