@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
   }
   const mibz2::fs::FuseLoopSettings defaults = mibz2::fs::default_fuse_loop();
   if (!threads_given) opts.max_threads = defaults.max_threads;
-  if (!idle_given) opts.max_idle_threads = defaults.max_idle_threads;
+  if (!idle_given) opts.max_idle_threads = threads_given ? opts.max_threads : defaults.max_idle_threads;
 
   MemFs fs;
   fs.bytes.resize(size);

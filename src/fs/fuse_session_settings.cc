@@ -5,8 +5,13 @@
 namespace mibz2::fs {
 
 FuseLoopSettings default_fuse_loop() {
-  // A read blocks its request thread while its blocks decode, so many threads are wanted.
-  return FuseLoopSettings{64, 10, false};
+  // A read no longer holds its request thread while its blocks decode (Reader::read_async), but a
+  // stat or open of a file being indexed does wait in its thread (Catalog), so there is room for
+  // many such waiters beside the readers. Request threads are started only when every one is
+  // busy, so an idle mount has few. None ever ends: above max_idle_threads libfuse ends a thread
+  // after its request, and under many readers that was a thread started and ended again and again
+  // (the default of 10 did that; libfuse's own documentation discourages the setting for that cost).
+  return FuseLoopSettings{64, 64, false};
 }
 
 void configure_connection(fuse_conn_info* conn) {
