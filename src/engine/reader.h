@@ -53,8 +53,7 @@ class Reader : public std::enable_shared_from_this<Reader> {
   ssize_t read(uint64_t offset, size_t length, uint8_t* out);
   // The same read without copying: appends to *out the pieces of the decoded blocks that hold the
   // bytes, in order (each keeps its block alive, also if evicted meanwhile, until *out lets it go),
-  // and returns their byte count or -EIO as read() does. For the FUSE reply straight from the
-  // cache (fuse_reply_iov); read() is this plus one copy.
+  // and returns their byte count or -EIO as read() does. read() is this plus one copy.
   ssize_t read_slices(uint64_t offset, size_t length, std::vector<Slice>* out);
 
   // What a read ends with: the byte count or -errno as read() returns, and the slices holding
