@@ -247,6 +247,47 @@ TEST(DecoderPoolConcurrent, DemandArrivingWhileReadAheadIsQueuedJumpsAhead) {
   EXPECT_EQ(rec.order.back(), "b");
 }
 
+// Issue 15: read-ahead never takes the last worker, so a demand job (a reader waiting) never waits
+// for a read-ahead decode to end. Two workers, two read-ahead jobs that hold their worker: one
+// runs, the other stays queued, and a demand job submitted then runs on the free worker.
+TEST(DecoderPoolConcurrent, ReadAheadNeverTakesTheLastWorker) {
+  struct Gate {  // opened once, also when an assertion returns early (the pool joins its workers)
+    std::mutex mu;
+    std::condition_variable cv;
+    bool open = false;
+    void release() {
+      {
+        std::lock_guard lk(mu);
+        open = true;
+      }
+      cv.notify_all();
+    }
+    void wait() {
+      std::unique_lock lk(mu);
+      cv.wait(lk, [this] { return open; });
+    }
+  } gate;
+  std::atomic<int> readahead_started{0};
+  std::atomic<bool> demand_ran{false};
+  DecoderPool pool(2);
+  struct OpenAtExit {
+    Gate& g;
+    ~OpenAtExit() { g.release(); }
+  } open_at_exit{gate};
+  EXPECT_EQ(pool.readahead_workers(), 1u);
+  for (int i = 0; i < 2; ++i)
+    pool.submit(Priority::kReadAhead, [&](WorkerContext&) {
+      readahead_started.fetch_add(1);
+      gate.wait();
+    });
+  ASSERT_TRUE(eventually([&] { return readahead_started.load() >= 1; }));
+  pool.submit(Priority::kDemand, [&](WorkerContext&) { demand_ran = true; });
+  EXPECT_TRUE(eventually([&] { return demand_ran.load(); })) << "a demand job waited behind read-ahead";
+  EXPECT_EQ(readahead_started.load(), 1) << "read-ahead took the last worker";
+  gate.release();
+  EXPECT_TRUE(eventually([&] { return readahead_started.load() == 2; })) << "held-back read-ahead never ran";
+}
+
 TEST(DecoderPoolConcurrent, EveryWorkerRunsJobsAtOnceWithItsOwnContext) {
   const unsigned n = 4;
   DecoderPool pool(n);

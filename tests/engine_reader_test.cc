@@ -334,6 +334,57 @@ TEST(EngineConcurrent, SixteenReadersRacingForColdBlocksDecodeEachOnce) {
   }
 }
 
+// A read waiting for a decode holds no thread (issue 15): read_async returns at once, a cached
+// read on the same thread meanwhile is answered before it returns, and the waiting read is
+// answered, with its bytes, by the decoder thread when the decode ends. One decoder, kept busy.
+TEST(EngineConcurrent, AReadWaitingForADecodeHoldsNoThread) {
+  const Source& s = text_source();
+  ASSERT_GE(s.blocks(), 3u);
+  Engine e(options(1, uint64_t{64} << 20, false));
+  auto reader = open_reader(e, 1, s);
+  ASSERT_TRUE(read_and_check(*reader, s, s.block_start(0), 1000));  // block 0 is now cached
+  std::latch worker_busy(1), release(1);
+  e.pool().submit(engine::Priority::kDemand, [&](engine::WorkerContext&) {
+    worker_busy.count_down();
+    release.wait();
+  });
+  worker_busy.wait();
+
+  struct Answer {
+    std::atomic<bool> done{false};
+    ssize_t n = 0;
+    Bytes bytes;
+    std::thread::id thread;
+  };
+  auto collect = [](Answer& a) {
+    return [&a](ssize_t n, std::vector<engine::Slice>& slices) {
+      a.n = n;
+      for (const engine::Slice& sl : slices) a.bytes.insert(a.bytes.end(), sl.data, sl.data + sl.size);
+      a.thread = std::this_thread::get_id();
+      a.done = true;
+    };
+  };
+  // Across the end of block 1 into block 2: two cold blocks, one answer.
+  const uint64_t cold_at = s.block_start(2) - 500;
+  Answer cold, hit;
+  reader->read_async(cold_at, 1000, collect(cold));
+  EXPECT_FALSE(cold.done) << "answered although its blocks cannot have been decoded yet";
+  reader->read_async(s.block_start(0) + 10, 100, collect(hit));
+  ASSERT_TRUE(hit.done) << "a cached read waited behind a cold one";
+  EXPECT_EQ(hit.n, 100);
+  EXPECT_EQ(hit.thread, std::this_thread::get_id());
+  EXPECT_TRUE(hit.bytes == Bytes(s.plain.begin() + 10 + static_cast<long>(s.block_start(0)),
+                                 s.plain.begin() + 110 + static_cast<long>(s.block_start(0))));
+
+  release.count_down();
+  ASSERT_TRUE(eventually([&] { return cold.done.load(); })) << e.stats().summary();
+  EXPECT_EQ(cold.n, 1000);
+  EXPECT_NE(cold.thread, std::this_thread::get_id());
+  EXPECT_TRUE(cold.bytes == Bytes(s.plain.begin() + static_cast<long>(cold_at),
+                                  s.plain.begin() + static_cast<long>(cold_at) + 1000));
+  EXPECT_EQ(stat(e.stats().decodes), 3u) << e.stats().summary();
+}
+
 // A reader that wants a block only queued as read-ahead gets it queued again at demand priority
 // (ahead of the other read-ahead), and it is still decoded once.
 TEST(EngineConcurrent, DemandForAQueuedReadAheadBlockIsUpgraded) {

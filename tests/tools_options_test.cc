@@ -229,7 +229,8 @@ TEST(MountOptions, SourceAndMountpointAloneGiveTheDefaults) {
   EXPECT_FALSE(o.single_thread);
   EXPECT_FALSE(o.clone_fd);
   EXPECT_EQ(o.max_fuse_threads, 64u);
-  EXPECT_EQ(o.max_idle_fuse_threads, 10u);
+  // Request threads never end unless asked (ending them costs a thread per request under load).
+  EXPECT_EQ(o.max_idle_fuse_threads, o.max_fuse_threads);
   // Only the options mibz2fs always adds go on to libfuse (fuse_parse_cmdline adds a subtype of
   // its own, which ours repeats); no positional does.
   EXPECT_EQ(p.fuse_line(), "mibz2fs -osubtype=mibz2fs -o ro,default_permissions,fsname=" + cwd +
@@ -255,6 +256,13 @@ TEST(MountOptions, EveryOptionOfOurs) {
   EXPECT_EQ(o.max_idle_fuse_threads, 2u);
   EXPECT_EQ(p.fuse_line(), "mibz2fs -osubtype=mibz2fs -o ro,default_permissions,fsname=/srv/dumps,subtype=mibz2fs ")
       << "ours are not passed on";
+}
+
+TEST(MountOptions, IdleRequestThreadsFollowMaxThreadsUnlessGiven) {
+  const Parsed p = parse({"-o", "max_threads=16", "/srv/dumps", "/mnt/plain"});
+  ASSERT_EQ(p.result.outcome, Outcome::kMount) << p.result.error;
+  EXPECT_EQ(p.options.max_fuse_threads, 16u);
+  EXPECT_EQ(p.options.max_idle_fuse_threads, 16u);
 }
 
 TEST(MountOptions, FstabStyleAfterThePositionalsWithFuseOptionsPassedOn) {

@@ -22,6 +22,7 @@ unsigned default_decoder_threads() {
 
 DecoderPool::DecoderPool(unsigned threads) {
   if (threads == 0) threads = default_decoder_threads();
+  readahead_limit_ = threads > 1 ? threads - 1 : 1;
   // Workers start with signals blocked, so SIGINT/SIGTERM always reach the thread that handles
   // them (the FUSE loop), never a worker in the middle of a decode.
   sigset_t all, old;
@@ -55,6 +56,13 @@ size_t DecoderPool::queued_at_or_above(Priority priority) const {
   return n;
 }
 
+int DecoderPool::next_queue() const {
+  if (!queues_[0].empty()) return 0;
+  if (!queues_[1].empty() && readahead_running_ < readahead_limit_) return 1;
+  if (!queues_[2].empty()) return 2;
+  return -1;
+}
+
 void DecoderPool::run(unsigned id) {
   char name[16];
   std::snprintf(name, sizeof name, "mibz2-dec-%u", id);
@@ -63,16 +71,18 @@ void DecoderPool::run(unsigned id) {
   ctx.worker_id = id;
   for (;;) {
     Job job;
+    int p;
     {
       std::unique_lock lk(mu_);
+      // Stopping ends a worker only once every queue is empty (read-ahead held back included).
       work_available_.wait(lk, [this] {
-        return stopping_ || !queues_[0].empty() || !queues_[1].empty() || !queues_[2].empty();
+        return next_queue() >= 0 || (stopping_ && queues_[0].empty() && queues_[1].empty() && queues_[2].empty());
       });
-      int p = 0;
-      while (p < 3 && queues_[p].empty()) ++p;
-      if (p == 3) return;  // stopping and drained
+      p = next_queue();
+      if (p < 0) return;  // stopping and drained
       job = std::move(queues_[p].front());
       queues_[p].pop_front();
+      if (p == 1) ++readahead_running_;
     }
     // Jobs handle their own failures (a reader's decode answers EIO, a build ends failed); this is
     // the last guard, so that nothing ever ends a worker, and with it the daemon.
@@ -80,6 +90,16 @@ void DecoderPool::run(unsigned id) {
       job(ctx);
     } catch (const std::exception& e) {
       spdlog::error("decoder {}: a job failed: {}", id, e.what());
+    }
+    job = nullptr;  // what the job holds goes now, not when the next one comes
+    if (p == 1) {
+      bool more;
+      {
+        std::lock_guard lk(mu_);
+        --readahead_running_;
+        more = !queues_[1].empty();
+      }
+      if (more) work_available_.notify_one();  // read-ahead held back may run now
     }
     // Give back memory after a huge block rather than hold it per worker.
     if (ctx.compressed.capacity() > (16u << 20)) bz2::ByteBuffer().swap(ctx.compressed);

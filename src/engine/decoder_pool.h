@@ -5,6 +5,11 @@
 // One mutex guards the three FIFO queues; idle workers wait on one condition variable with the
 // mutex released, so each waits independently and a push wakes exactly one (no receiver convoy:
 // no worker ever sleeps while holding the queue). A job runs with no lock held.
+//
+// Read-ahead never takes the last worker (with more than one): a decode cannot be interrupted, so
+// a reader whose block is wanted now would otherwise wait behind a block nobody has asked for yet.
+// The worker kept back takes demand and background jobs; a sequential reader that catches up
+// with its read-ahead asks for its next block at demand priority, so it is busy for it too.
 #pragma once
 
 #include <condition_variable>
@@ -45,17 +50,24 @@ class DecoderPool {
   DecoderPool& operator=(const DecoderPool&) = delete;
 
   void submit(Priority priority, Job job);
+  // How many workers may run read-ahead jobs at once: all but one (1 with a single worker).
+  unsigned readahead_workers() const { return readahead_limit_; }
   unsigned threads() const { return static_cast<unsigned>(workers_.size()); }
   // Jobs waiting at a priority or more urgent (for background work deciding whether to yield).
   size_t queued_at_or_above(Priority priority) const;
 
  private:
   void run(unsigned id);
+  // The queue a free worker takes its next job from (0 demand, 1 read-ahead, 2 background), or
+  // -1 when none may run now. Requires mu_.
+  int next_queue() const;
 
   mutable std::mutex mu_;  // a leaf lock: nothing else is taken under it, and no job runs under it
   std::condition_variable work_available_;  // workers wait here, with mu_ released
   std::deque<Job> queues_[3];               // guarded by mu_
   bool stopping_ = false;                   // guarded by mu_
+  unsigned readahead_running_ = 0;          // guarded by mu_: read-ahead jobs being run
+  unsigned readahead_limit_ = 1;            // set once, before the workers start
   std::vector<std::thread> workers_;
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <future>
 
 #include <spdlog/spdlog.h>
 
@@ -26,10 +27,78 @@ Reader::Reader(Engine& engine, uint64_t file_id, std::string path, int fd, std::
 Reader::~Reader() { close(fd_); }
 
 ssize_t Reader::read(uint64_t offset, size_t length, uint8_t* out) {
+  std::vector<Slice> slices;
+  const ssize_t n = read_slices(offset, length, &slices);
+  for (const Slice& s : slices) {
+    std::memcpy(out, s.data, s.size);
+    out += s.size;
+  }
+  return n;
+}
+
+ssize_t Reader::read_slices(uint64_t offset, size_t length, std::vector<Slice>* out) {
+  // The result comes through a promise, whose shared state outlives whichever side ends last; a
+  // read that decoded nothing has set it before read_async returns, and the wait is then none.
+  struct Result {
+    std::promise<void> finished;
+    ssize_t n = 0;
+  };
+  auto result = std::make_shared<Result>();
+  std::future<void> finished = result->finished.get_future();
+  read_async(offset, length, [result, out](ssize_t n, std::vector<Slice>& slices) {
+    result->n = n;
+    for (Slice& s : slices) out->push_back(std::move(s));
+    result->finished.set_value();
+  });
+  finished.wait();
+  return result->n;
+}
+
+// A read waiting for its missing blocks: each arrives from its decode (or with an error); the last
+// to arrive (the read itself counts as one, so that nothing ends before every block was asked
+// for) hands the slices to `done`.
+struct Reader::PendingRead {
+  std::shared_ptr<Reader> reader;
+  uint64_t offset = 0;
+  uint64_t end = 0;
+  uint64_t first = 0;
+  std::vector<BlockRef> blocks;  // blocks[i] is block first + i; each written by one arrival
+  std::atomic<size_t> missing{1};
+  std::atomic<int> error{0};
+  ReadDone done;
+
+  void fail(int e) {
+    int none = 0;
+    error.compare_exchange_strong(none, e, std::memory_order_relaxed);
+  }
+  void arrived() {
+    if (missing.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    std::vector<Slice> slices;
+    if (const int e = error.load(std::memory_order_relaxed)) {
+      done(-e, slices);
+      return;
+    }
+    const index::BlockIndex& idx = *reader->index_;
+    slices.reserve(blocks.size());
+    uint64_t pos = offset;
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      const uint64_t from = pos - idx.blocks[first + i].out_offset;
+      const uint64_t take = std::min<uint64_t>(blocks[i]->bytes.size() - from, end - pos);
+      const uint8_t* data = blocks[i]->bytes.data() + from;
+      slices.push_back(Slice{std::move(blocks[i]), data, static_cast<size_t>(take)});
+      pos += take;
+    }
+    add(reader->engine_.stats().bytes_read, end - offset);
+    done(static_cast<ssize_t>(end - offset), slices);
+  }
+};
+
+void Reader::read_async(uint64_t offset, size_t length, ReadDone done) {
   EngineStats& st = engine_.stats();
   add(st.reads);
+  std::vector<Slice> none;
   const index::BlockIndex& idx = *index_;
-  if (offset >= idx.decompressed_size || length == 0) return 0;
+  if (offset >= idx.decompressed_size || length == 0) return done(0, none);
   uint64_t end = offset + std::min<uint64_t>(length, idx.decompressed_size - offset);
   const uint64_t first = idx.block_at(offset);
   uint64_t last = idx.block_at(end - 1);
@@ -38,7 +107,7 @@ ssize_t Reader::read(uint64_t offset, size_t length, uint8_t* out) {
   // can be read and the next read meets the error.
   if (idx.blocks[first].damaged()) {
     add(st.damaged_reads);
-    return -EIO;
+    return done(-EIO, none);
   }
   for (uint64_t b = first + 1; b <= last; ++b) {
     if (idx.blocks[b].damaged()) {
@@ -48,48 +117,53 @@ ssize_t Reader::read(uint64_t offset, size_t length, uint8_t* out) {
     }
   }
 
-  // The common case, a read inside one cached block: one shard lock, one copy, nothing else.
+  // The common case, a read inside one cached block: one shard lock, nothing else.
   if (first == last) {
     if (BlockRef ref = engine_.cache().lookup({file_id_, first})) {
       plan_readahead(offset, end, first, last);
-      std::memcpy(out, ref->bytes.data() + (offset - idx.blocks[first].out_offset), end - offset);
+      const uint8_t* data = ref->bytes.data() + (offset - idx.blocks[first].out_offset);
+      std::vector<Slice> slices{Slice{std::move(ref), data, static_cast<size_t>(end - offset)}};
       add(st.bytes_read, end - offset);
-      return static_cast<ssize_t>(end - offset);
+      return done(static_cast<ssize_t>(end - offset), slices);
     }
   }
 
   // Hits first, with no lock but the cache shard's; misses go to the slow path all at once, so
   // a read spanning several blocks has them decoded in parallel.
-  const uint64_t n = last - first + 1;
-  std::vector<BlockRef> blocks(n);
-  std::vector<std::shared_future<Outcome>> pending(n);
+  auto p = std::make_shared<PendingRead>();
+  p->reader = shared_from_this();
+  p->offset = offset;
+  p->end = end;
+  p->first = first;
+  p->blocks.resize(last - first + 1);
+  p->done = std::move(done);
+  std::vector<uint64_t> misses;
   for (uint64_t b = first; b <= last; ++b) {
     // A one-block read has just missed above (counted once); request() looks again under its lock.
-    if (first != last) blocks[b - first] = engine_.cache().lookup({file_id_, b});
-    if (!blocks[b - first]) pending[b - first] = request(b);
+    if (first != last) p->blocks[b - first] = engine_.cache().lookup({file_id_, b});
+    if (!p->blocks[b - first]) misses.push_back(b);
   }
-  plan_readahead(offset, end, first, last);
-
-  uint64_t pos = offset;
-  uint8_t* dst = out;
-  for (uint64_t b = first; b <= last; ++b) {
-    BlockRef& ref = blocks[b - first];
-    if (!ref) {
-      std::shared_future<Outcome>& f = pending[b - first];
-      if (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) add(st.waits);
-      const Outcome& o = f.get();
-      if (!o.block) return -o.error;
-      ref = o.block;
+  // From here on `done` is owed exactly once, whatever fails.
+  try {
+    for (const uint64_t b : misses) {
+      p->missing.fetch_add(1, std::memory_order_relaxed);
+      try {
+        request(b, [p, i = b - first](const Outcome& o) {
+          if (o.block) p->blocks[i] = o.block;
+          else p->fail(o.error);
+          p->arrived();
+        });
+      } catch (...) {
+        p->missing.fetch_sub(1, std::memory_order_relaxed);  // this block was never asked for
+        throw;
+      }
     }
-    const index::BlockRecord& r = idx.blocks[b];
-    const uint64_t from = pos - r.out_offset;
-    const uint64_t take = std::min<uint64_t>(ref->bytes.size() - from, end - pos);
-    std::memcpy(dst, ref->bytes.data() + from, take);
-    dst += take;
-    pos += take;
+    plan_readahead(offset, end, first, last);
+  } catch (const std::exception& e) {
+    spdlog::error("{}: a read failed: {}", path_, e.what());
+    p->fail(EIO);
   }
-  add(st.bytes_read, end - offset);
-  return static_cast<ssize_t>(end - offset);
+  p->arrived();
 }
 
 void Reader::plan_readahead(uint64_t offset, uint64_t end, uint64_t first, uint64_t last) {
@@ -110,36 +184,63 @@ void Reader::plan_readahead(uint64_t offset, uint64_t end, uint64_t first, uint6
   }
 }
 
-std::shared_future<Reader::Outcome> Reader::request(uint64_t block) {
+void Reader::request(uint64_t block, Waiter waiter) {
   std::shared_ptr<InFlight> f;
   bool start = false;
   bool upgrade = false;
   {
-    std::lock_guard lk(inflight_mu_);
+    std::unique_lock lk(inflight_mu_);
     // Re-check under the lock: the block may have landed since the caller's lookup. Decoders
     // insert into the cache before leaving the in-flight table, so one of the two has it.
     if (BlockRef ref = engine_.cache().lookup({file_id_, block}, /*count=*/false)) {
-      std::promise<Outcome> p;
-      p.set_value(Outcome{std::move(ref), 0});
-      return p.get_future().share();
+      lk.unlock();
+      waiter(Outcome{std::move(ref), 0});
+      return;
     }
+    add(engine_.stats().waits);
     auto it = inflight_.find(block);
     if (it != inflight_.end()) {
       f = it->second;
+      f->waiters.push_back(std::move(waiter));
       add(engine_.stats().inflight_joins);
       // A reader now waits for a block only queued as read-ahead: queue it again at demand
       // priority; whichever copy a worker takes first does the decode.
       upgrade = !f->demanded.exchange(true) && f->readahead && !f->started.load();
     } else {
       f = std::make_shared<InFlight>();
-      f->future = f->promise.get_future().share();
       f->demanded = true;
+      f->waiters.push_back(std::move(waiter));
       inflight_.emplace(block, f);
       start = true;
     }
   }
-  if (start || upgrade) queue_decode(f, block, Priority::kDemand);
-  return f->future;
+  if (!start && !upgrade) return;
+  try {
+    queue_decode(f, block, Priority::kDemand);
+  } catch (const std::exception& e) {
+    // Out of memory queueing the job. A new decode: nothing will run it, so its waiters are told
+    // now. An upgrade: the read-ahead job already queued still decodes it.
+    spdlog::error("{}: cannot queue the decode of {}: {}", path_, index::describe_block(*index_, block), e.what());
+    if (start) complete(f, block, Outcome{nullptr, ENOMEM});
+  }
+}
+
+void Reader::complete(const std::shared_ptr<InFlight>& f, uint64_t block, const Outcome& outcome) {
+  std::vector<Waiter> waiters;
+  {
+    std::lock_guard lk(inflight_mu_);
+    auto it = inflight_.find(block);
+    if (it != inflight_.end() && it->second == f) inflight_.erase(it);
+    waiters.swap(f->waiters);
+  }
+  for (Waiter& w : waiters) {
+    // A waiter ends a read (a FUSE reply); one that fails must not keep the others unanswered.
+    try {
+      w(outcome);
+    } catch (const std::exception& e) {
+      spdlog::error("{}: a read waiting for {} failed: {}", path_, index::describe_block(*index_, block), e.what());
+    }
+  }
 }
 
 bool Reader::request_readahead(uint64_t block) {
@@ -149,7 +250,6 @@ bool Reader::request_readahead(uint64_t block) {
     if (!lk.owns_lock()) return false;
     if (engine_.cache().contains({file_id_, block}) || inflight_.count(block)) return true;
     f = std::make_shared<InFlight>();
-    f->future = f->promise.get_future().share();
     f->readahead = true;
     inflight_.emplace(block, f);
   }
@@ -179,11 +279,7 @@ void Reader::queue_decode(const std::shared_ptr<InFlight>& entry, uint64_t block
       if (f->readahead && !unread_ahead) add(self->engine_.stats().readahead_used);
       self->engine_.cache().insert({self->file_id_, block}, o.block, unread_ahead);
     }
-    {
-      std::lock_guard lk(self->inflight_mu_);
-      self->inflight_.erase(block);
-    }
-    f->promise.set_value(std::move(o));
+    self->complete(f, block, o);
   });
 }
 

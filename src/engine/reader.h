@@ -1,10 +1,15 @@
 // Thread-safe random reads of one indexed .bz2 file, through the engine's pool and cache.
 //
-// read() maps the range to blocks, takes what the cache has (hit path: one shard lock, nothing
+// A read maps the range to blocks, takes what the cache has (hit path: one shard lock, nothing
 // else), and for the rest goes to the slow path: under this file's in-flight mutex it re-checks
 // the cache, then joins the decode already under way for that block or starts one on the pool.
 // So a block is decoded once however many readers want it, and nobody holds a lock while a block
 // is decoded or the source is read. A sequential reader also gets read-ahead (readahead.h).
+//
+// read_async() never waits for a decode: a reader waiting for a block is a continuation of the
+// block's decode, run by the decoder thread that finished it, so the caller's thread (a FUSE
+// request thread) goes back to serve other requests, hits first among them. read() and
+// read_slices() are read_async() and a wait.
 #pragma once
 
 #include <sys/types.h>
@@ -12,7 +17,6 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,6 +33,13 @@ namespace mibz2::engine {
 
 class Engine;
 
+// A piece of a read: bytes inside a decoded block, valid while `block` is held.
+struct Slice {
+  BlockRef block;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
 class Reader : public std::enable_shared_from_this<Reader> {
  public:
   // Use Engine::open.
@@ -41,6 +52,19 @@ class Reader : public std::enable_shared_from_this<Reader> {
   // or past the end; fewer than asked when the range runs into a damaged block, which is never
   // served) or -EIO when the read starts in a damaged block or the source cannot be read.
   ssize_t read(uint64_t offset, size_t length, uint8_t* out);
+  // The same read without copying: appends to *out the pieces of the decoded blocks that hold the
+  // bytes, in order (each keeps its block alive, also if evicted meanwhile, until *out lets it go),
+  // and returns their byte count or -EIO as read() does. read() is this plus one copy.
+  ssize_t read_slices(uint64_t offset, size_t length, std::vector<Slice>* out);
+
+  // What a read ends with: the byte count or -errno as read() returns, and the slices holding
+  // the bytes (empty on error), valid during the call.
+  using ReadDone = std::function<void(ssize_t result, std::vector<Slice>& slices)>;
+  // The same read without waiting: `done` runs exactly once, on this thread before read_async
+  // returns when nothing had to be decoded, else on the decoder thread that finished the last
+  // block the read needed. Throws (out of memory) only before it started anything, and then
+  // `done` never runs.
+  void read_async(uint64_t offset, size_t length, ReadDone done);
 
   uint64_t size() const { return index_->decompressed_size; }
   const index::BlockIndex& index() const { return *index_; }
@@ -60,9 +84,9 @@ class Reader : public std::enable_shared_from_this<Reader> {
     BlockRef block;  // null on error
     int error = 0;   // errno value (EIO)
   };
+  using Waiter = std::function<void(const Outcome&)>;
   struct InFlight {
-    std::promise<Outcome> promise;
-    std::shared_future<Outcome> future;
+    std::vector<Waiter> waiters;        // guarded by inflight_mu_; run when the decode ends
     std::atomic<bool> started{false};   // a worker claimed the decode (jobs may be queued twice)
     std::atomic<bool> demanded{false};  // a reader is waiting for it
     bool readahead = false;             // queued ahead of any reader
@@ -70,9 +94,12 @@ class Reader : public std::enable_shared_from_this<Reader> {
 
   // Feeds the read to the read-ahead policy and queues what it plans.
   void plan_readahead(uint64_t offset, uint64_t end, uint64_t first, uint64_t last);
-  // The block from the cache, or a future for it (starting or joining its decode, at demand
-  // priority: a reader waits for it).
-  std::shared_future<Outcome> request(uint64_t block);
+  struct PendingRead;
+  // Runs `waiter` with the block: at once (with no lock held) when the cache has it, else when its
+  // decode ends, starting or joining the decode at demand priority (a reader waits for it).
+  void request(uint64_t block, Waiter waiter);
+  // Ends a decode: takes it out of the in-flight table and runs its waiters, with no lock held.
+  void complete(const std::shared_ptr<InFlight>& f, uint64_t block, const Outcome& outcome);
   // Queues a read-ahead decode unless the block is cached or under way; false, without waiting,
   // when the in-flight mutex is busy (read-ahead is a hint; the reader that planned it goes on).
   bool request_readahead(uint64_t block);

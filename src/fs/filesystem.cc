@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "fs/source_directory.h"
 #include "fs/source_tree.h"
 #include "engine/reader.h"
+#include "fs/fuse_session_settings.h"
 
 namespace mibz2::fs {
 namespace {
@@ -308,13 +310,7 @@ int Filesystem::make_entry(Node& dir, const ShownEntry& e, fuse_entry_param* ent
 // --- operations ---
 
 void Filesystem::init(fuse_conn_info* conn) {
-  // Large reads and deep kernel read-ahead: a FUSE round trip per 128 KiB would cap throughput
-  // long before the decoders do. libfuse derives the kernel's max_pages from max_write.
-  conn->max_readahead = std::max<unsigned>(conn->max_readahead, 1u << 20);
-  conn->max_write = 1u << 20;
-  conn->max_background = std::max<unsigned>(conn->max_background, 32);
-  if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
-  if (conn->capable & FUSE_CAP_ASYNC_READ) conn->want |= FUSE_CAP_ASYNC_READ;
+  configure_connection(conn);
   spdlog::info("mounted {} at {} ({} decoder threads, cache {} MiB, index dir {})", options_.source,
                options_.mountpoint, engine_->pool().threads(), engine_->cache().capacity() >> 20,
                store_.dir().empty() ? "(none)" : store_.dir());
@@ -595,14 +591,33 @@ void Filesystem::read(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi
     fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
     return;
   }
-  thread_local std::vector<uint8_t> buf;
-  if (buf.size() < size) buf.resize(size);
-  const ssize_t n = handle->reader->read(static_cast<uint64_t>(off), size, buf.data());
+  // Never waits for a decode: a read of blocks being decoded is answered by the decoder thread
+  // that finishes the last of them, and this request thread goes back to serve others (cache hits
+  // never queue behind misses for a request thread).
+  handle->reader->read_async(static_cast<uint64_t>(off), size,
+                             [req](ssize_t n, std::vector<engine::Slice>& slices) { reply_read(req, n, slices); });
+}
+
+void Filesystem::reply_read(fuse_req_t req, ssize_t n, const std::vector<engine::Slice>& slices) noexcept {
   if (n < 0) {
     fuse_reply_err(req, static_cast<int>(-n));
     return;
   }
-  fuse_reply_buf(req, reinterpret_cast<const char*>(buf.data()), static_cast<size_t>(n));
+  if (slices.empty()) {
+    fuse_reply_buf(req, nullptr, 0);  // at or past the end
+    return;
+  }
+  // Written straight from the decoded blocks (the kernel copies them once, from here); the slices
+  // hold their blocks until this returns.
+  try {
+    thread_local std::vector<iovec> iov;
+    iov.resize(slices.size());
+    for (size_t i = 0; i < slices.size(); ++i) iov[i] = iovec{const_cast<uint8_t*>(slices[i].data), slices[i].size};
+    fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));
+  } catch (const std::exception& e) {
+    spdlog::error("a read failed: {}", e.what());
+    fuse_reply_err(req, EIO);
+  }
 }
 
 void Filesystem::release(fuse_req_t req, fuse_file_info* fi) {

@@ -18,6 +18,7 @@
 
 #include "engine/engine.h"
 #include "engine/catalog.h"
+#include "engine/reader.h"
 #include "fs/inode_table.h"
 #include "fs/beneath_access.h"
 #include "io/source_root.h"
@@ -77,6 +78,9 @@ class Filesystem {
   // Drops the kernel's cached attributes of the node when its ctime changed since the last open.
   void drop_stale_attributes(Node& node, const struct stat& st);
   static void guard_thread(const char* what, const std::function<void()>& body);
+  // Answers a read with the engine's result: its bytes straight from the decoded blocks, or the
+  // error. Exactly one reply, on whichever thread ends the read.
+  static void reply_read(fuse_req_t req, ssize_t n, const std::vector<engine::Slice>& slices) noexcept;
   struct FileHandle;
   struct DirHandle;
   // The attributes of a node. For a decompressed file with `wait` this waits for its index (and

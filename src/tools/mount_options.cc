@@ -183,6 +183,8 @@ MountCommandLine parse_mount_options(int argc, char** argv, MountOptions* option
     const auto n = parse_threads(raw.max_idle_threads);
     if (!n) return fail(bad("max_idle_threads", not_a_thread_count(raw.max_idle_threads)));
     options->max_idle_fuse_threads = *n;
+  } else {
+    options->max_idle_fuse_threads = options->max_fuse_threads;
   }
   options->wait_index = raw.wait_index != 0;
   o.source = io::absolute_path(raw.source);
@@ -229,8 +231,8 @@ std::string mount_help() {
       "                           user_allow_other in /etc/fuse.conf)\n"
       "    -o allow_root          let root read the mount too\n"
       "    -o auto_unmount        unmount when mibz2fs ends, even when it is killed\n"
-      "    -o max_threads=N       FUSE request threads at most, 1 to 1024 (default: 64)\n"
-      "    -o max_idle_threads=N  idle FUSE request threads kept, 1 to 1024 (default: 10)\n"
+      "    -o max_threads=N       FUSE request threads at most, 1 to 1024 (default: %u)\n"
+      "    -o max_idle_threads=N  idle FUSE request threads kept, 1 to 1024 (default: max_threads)\n"
       "    -o clone_fd            a /dev/fuse descriptor of its own for each request thread\n"
       "    -o OPTION              generic mount options (nosuid, nodev, noexec, noatime, ...);\n"
       "                           the mount is always ro and default_permissions\n"
@@ -242,7 +244,8 @@ std::string mount_help() {
       "\n"
       "SIZE is a number of bytes, or a number with K, M, G or T (powers of 1024; KiB and KB mean\n"
       "the same) such as 512M or 1.5G; a fraction needs a unit and is rounded down to whole bytes.\n",
-      kUsage, engine::default_decoder_threads(), human_bytes(engine::default_cache_bytes()).c_str());
+      kUsage, engine::default_decoder_threads(), human_bytes(engine::default_cache_bytes()).c_str(),
+      fs::default_fuse_loop().max_threads);
   return text;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fs/filesystem.h"
+#include "fs/fuse_session_settings.h"
 
 namespace mibz2::tools {
 
@@ -19,10 +20,11 @@ struct MountOptions {
   bool foreground = false;         // -f (and -d)
   bool debug = false;              // -d, -o debug: libfuse logs every request
   bool single_thread = false;      // -s
-  bool clone_fd = false;           // -o clone_fd
-  // FUSE request threads (a read blocks its thread while its blocks decode, so many are wanted).
-  unsigned max_fuse_threads = 64;   // -o max_threads
-  unsigned max_idle_fuse_threads = 10;  // -o max_idle_threads
+  bool clone_fd = fs::default_fuse_loop().clone_fd;  // -o clone_fd
+  // FUSE request threads (fs/fuse_session_settings.h says why these defaults).
+  unsigned max_fuse_threads = fs::default_fuse_loop().max_threads;  // -o max_threads
+  // -o max_idle_threads; when not given, max_fuse_threads as given (no request thread ever ends).
+  unsigned max_idle_fuse_threads = fs::default_fuse_loop().max_idle_threads;
 };
 
 struct MountCommandLine {
