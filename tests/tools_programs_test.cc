@@ -173,6 +173,37 @@ TEST_F(Mibz2Program, CatStopsAtATruncatedFile) {
   }
 }
 
+// A damaged copy of an indexed file can have its size and fingerprint (the damage lies between the
+// first and last 64 KiB), so it finds the intact file's index, and the sampled blocks may all agree.
+// The first block that does not match its record makes cat index the file again and go on: the
+// output is what bzip2 -dc writes (the blocks before the damage), never nothing and never wrong.
+TEST_F(Mibz2Program, CatOfADamagedTwinOfAnIndexedFileWritesWhatBzip2Does) {
+  if (!have_program("bzip2")) GTEST_SKIP() << "bzip2 is not installed";
+  const Bytes plain = text_bytes(3000000, 8);
+  const Bytes intact = libbz2_compress(as_span(plain), 1);  // about 30 blocks
+  Bytes damaged = intact;
+  flip_bit(damaged, damaged.size() * 8 / 2);  // inside a block in the middle
+  const std::filesystem::path a = dir_.write("intact.bz2", intact);
+  const std::filesystem::path b = dir_.write("twin.bz2", damaged);
+  ASSERT_EQ(mibz2("cat " + q(a)).status, 0);  // indexes it
+  // What cat writes of the twin when it finds no index but its own: the blocks before the damage.
+  const CommandResult alone = run_command("XDG_CACHE_HOME=" + q(dir_.file("cache-alone")) + " " + MIBZ2_BINARY +
+                                          " cat " + q(b) + " 2>/dev/null");
+  ASSERT_EQ(alone.status, 2);
+  ASSERT_GT(alone.out.size(), 0u);
+  EXPECT_TRUE(same_bytes(alone.out, Bytes(plain.begin(), plain.begin() + static_cast<std::ptrdiff_t>(alone.out.size()))));
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    const Ran r = mibz2("cat " + q(b));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_TRUE(same_bytes(r.out, alone.out)) << "not the blocks before the damage";
+  }
+  // And the intact file still reads whole (its index is built again if the twin's replaced it).
+  const Ran whole = mibz2("cat " + q(a));
+  EXPECT_EQ(whole.status, 0);
+  EXPECT_TRUE(same_bytes(whole.out, plain));
+}
+
 // `mibz2 cat -` and `mibz2 cat` with no FILE read standard input as `bzip2 -dc` does: here always a
 // pipe (`cat FILE |`), so nothing can be seeked and nothing is indexed. Intact input comes out as
 // bzip2's; bad input ends with bzip2's status and exactly what `mibz2 cat FILE` writes of it (the

@@ -318,6 +318,14 @@ std::string Catalog::check_blocks(const index::BlockIndex& idx, const std::vecto
 bool Catalog::accept_same_content(const CatalogFile& file, const index::SourceBytes& source,
                                   const index::SourceIdentity& id, index::BlockIndex* loaded, IndexOrigin* origin,
                                   std::string* reason) const {
+  // Damage is a fact about one file's bytes: an index recording it is trusted only for the file it
+  // was made from. A copy with the same size and fingerprint may well be intact (the damage lies
+  // between the fingerprinted ends), and its blocks would then read as errors; it is indexed anew.
+  if (loaded->damaged_blocks || loaded->truncated_at_bit || (loaded->flags & index::BlockIndex::kStreamCrcMismatch)) {
+    *reason = (origin->sidecar ? origin->index_path : std::string("the stored index")) +
+              " records damage, which is trusted only for the file it was made from";
+    return false;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<size_t> sample = index::sample_blocks(*loaded);
   const std::string mismatch = check_blocks(*loaded, sample, source);

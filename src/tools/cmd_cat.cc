@@ -129,39 +129,52 @@ Outcome cat_streaming(const char* path, IndexAccess& access, const engine::FileR
   return check_tail(path, *got.index);
 }
 
-// Through the engine: the index (built if missing), the decoder pool and read-ahead.
+// Through the engine: the index (built if missing), the decoder pool and read-ahead. A stored
+// index that turns out not to match the file (a copy's index whose sampled blocks agreed, but not
+// this block: the catalog then distrusts it) is built again from the file, once, and the output
+// goes on where it stopped: every byte written so far came from a block that matched its record.
 Outcome cat_engine(const char* path, IndexAccess& access, const engine::FileRef& file, uint64_t offset,
                    uint64_t length) {
-  if (const engine::IndexStatus got = access.obtain(file, path, false, false); !got.ready()) return no_index(got);
-  std::string err;
-  const std::shared_ptr<engine::Reader> reader = access.catalog().open(file, &err);
-  if (!reader) {
-    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, err.c_str());
-    return skipped(kExitEnvironment);
-  }
-  const uint64_t size = reader->size();
-  const uint64_t begin = std::min(offset, size);
-  const uint64_t end = begin + std::min(length, size - begin);
-  const bool reaches_end = length >= size - begin;
   constexpr size_t kChunk = 4 << 20;
   std::vector<uint8_t> buf(kChunk);
-  offset = begin;
-  while (offset < end) {
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, end - offset));
-    const ssize_t n = reader->read(offset, want, buf.data());
-    if (n <= 0) {
+  for (int attempt = 0;; ++attempt) {
+    if (const engine::IndexStatus got = access.obtain(file, path, false, false); !got.ready()) return no_index(got);
+    std::string err;
+    const std::shared_ptr<engine::Reader> reader = access.catalog().open(file, &err);
+    if (!reader) {
+      std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, err.c_str());
+      return skipped(kExitEnvironment);
+    }
+    const uint64_t size = reader->size();
+    const uint64_t begin = std::min(offset, size);
+    const uint64_t end = begin + std::min(length, size - begin);
+    const bool reaches_end = length >= size - begin;
+    const uint64_t start = begin;
+    offset = begin;
+    while (offset < end) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, end - offset));
+      const ssize_t n = reader->read(offset, want, buf.data());
+      if (n > 0) {
+        if (const int werr = io::write_all(STDOUT_FILENO, buf.data(), static_cast<size_t>(n))) return write_failed(werr);
+        offset += static_cast<uint64_t>(n);
+        continue;
+      }
+      const bool distrusted = access.catalog().status(file).index.get() != &reader->index();
+      if (distrusted && attempt == 0) break;
       const index::BlockIndex& idx = reader->index();
       const size_t b = idx.block_at(offset);
       const std::string why = idx.blocks[b].damaged() ? index::describe_damage(idx.blocks[b])
-                                                       : std::strerror(n < 0 ? static_cast<int>(-n) : EIO);
+                              : distrusted ? std::string("the index does not match the file")
+                                           : std::strerror(n < 0 ? static_cast<int>(-n) : EIO);
       std::fprintf(stderr, "mibz2 cat: %s: cannot read decompressed bytes at %llu: %s (%s)\n", path,
                    static_cast<unsigned long long>(offset), why.c_str(), index::describe_block(idx, b).c_str());
       return stopped(kExitDataError);
     }
-    if (const int werr = io::write_all(STDOUT_FILENO, buf.data(), static_cast<size_t>(n))) return write_failed(werr);
-    offset += static_cast<uint64_t>(n);
+    if (offset >= end) return reaches_end ? check_tail(path, reader->index()) : kWritten;
+    std::fprintf(stderr, "mibz2 cat: %s: its stored index does not match the file; indexing it again\n", path);
+    // What is left of the range, in the new index's offsets (the same for every byte written).
+    length = length == UINT64_MAX ? length : length - (offset - start);
   }
-  return reaches_end ? check_tail(path, reader->index()) : kWritten;
 }
 
 // Standard input, as bzip2 -dc reads it: a stream that cannot be seeked, so it has no index; it is
