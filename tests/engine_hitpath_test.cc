@@ -182,9 +182,9 @@ TEST(HitPathReadAheadConcurrent, QueueingReadAheadNeverWaitsForAdmission) {
   EXPECT_GT(stat(e.stats().readahead_issued), 0u) << "the test meant to queue read-ahead";
 }
 
-// The same with the in-flight mutex held: queueing read-ahead for a block that is not cached takes
-// Reader::inflight_mu_ (Reader::request), on the hit path. Known issue, see the report of the
-// tests' author: enable when read-ahead is queued without waiting for that mutex.
+// The same with the in-flight mutex held: queueing read-ahead for a block that is not cached needs
+// Reader::inflight_mu_, and the hit path only tries it (a busy mutex skips this read's read-ahead;
+// the next read queues it), so a cached read never waits for a decode being queued.
 TEST(HitPathReadAheadConcurrent, QueueingReadAheadNeverWaitsForTheInflightMutex) {
   const Source& s = text_source();
   Engine e(options(2, uint64_t{64} << 20, /*readahead=*/true));
