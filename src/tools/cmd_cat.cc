@@ -99,12 +99,13 @@ Outcome check_tail(const char* path, const index::BlockIndex& idx) {
 // A file that has no index and cannot get one: unreadable (1) or not bzip2 (2); nothing written.
 Outcome no_index(const engine::IndexStatus& got) { return skipped(exit_status_of(got)); }
 
-// A whole file with no current index: decoded in parallel in one pass, in order, storing the
-// index found on the way (so the next cat, range or mount of it starts at once).
-Outcome cat_streaming(const char* path, IndexAccess& access, const engine::FileRef& file) {
+// Writes a parallel pass's blocks, in order, to standard output; stops at the first damaged block
+// (what it is goes in `damage`) or failed write (its errno in `write_errno`).
+struct BlockWriter {
   int write_errno = 0;
   std::string damage;
-  access.catalog().stream(file, [&](const index::BlockStream::Block& b) {
+
+  bool operator()(const index::BlockStream::Block& b) {
     if (b.damaged()) {
       damage = "block " + std::to_string(b.number) + " is damaged (" + index::describe_damage(b.record) +
                "): its bytes cannot be read";
@@ -112,7 +113,16 @@ Outcome cat_streaming(const char* path, IndexAccess& access, const engine::FileR
     }
     write_errno = io::write_all(STDOUT_FILENO, b.bytes.data(), b.bytes.size());
     return write_errno == 0;
-  });
+  }
+};
+
+// A whole file with no current index: decoded in parallel in one pass, in order, storing the
+// index found on the way (so the next cat, range or mount of it starts at once).
+Outcome cat_streaming(const char* path, IndexAccess& access, const engine::FileRef& file) {
+  BlockWriter writer;
+  access.catalog().stream(file, [&](const index::BlockStream::Block& b) { return writer(b); });
+  const int write_errno = writer.write_errno;
+  const std::string& damage = writer.damage;
   const engine::IndexStatus got = access.catalog().status(file);
   const bool stopped_early = write_errno || !damage.empty();
   if (!stopped_early)
@@ -183,18 +193,13 @@ Outcome cat_engine(const char* path, IndexAccess& access, const engine::FileRef&
 Outcome cat_stdin(IndexAccess& access) {
   constexpr const char* kName = "(stdin)";
   index::PipeBytes input(STDIN_FILENO);
-  int write_errno = 0;
-  std::string damage;
+  BlockWriter writer;
   const index::BuildResult r = access.catalog().stream_once(input, [&](const index::BlockStream::Block& b) {
     input.release_before(b.record.start_bit() / 8);
-    if (b.damaged()) {
-      damage = "block " + std::to_string(b.number) + " is damaged (" + index::describe_damage(b.record) +
-               "): its bytes cannot be read";
-      return false;
-    }
-    write_errno = io::write_all(STDOUT_FILENO, b.bytes.data(), b.bytes.size());
-    return write_errno == 0;
+    return writer(b);
   });
+  const int write_errno = writer.write_errno;
+  const std::string& damage = writer.damage;
   if (write_errno) return write_failed(write_errno);
   if (const int err = input.error()) {
     std::fprintf(stderr, "mibz2 cat: %s: reading: %s\n", kName, std::strerror(err));
