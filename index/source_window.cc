@@ -15,7 +15,7 @@ std::span<const uint8_t> SourceWindow::from(uint64_t byte, size_t want) {
     buf_len_ = 0;
   } else if (byte + want > buf_end && !ended_) {  // keep what is left from `byte`, read after it
     const size_t keep = static_cast<size_t>(buf_end - byte);
-    std::memmove(buf_.data(), buf_.data() + (byte - buf_start_), keep);
+    if (keep) std::memmove(buf_.data(), buf_.data() + (byte - buf_start_), keep);  // an empty buffer has no data()
     buf_start_ = byte;
     buf_len_ = keep;
   }
