@@ -7,13 +7,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <mutex>
+#include <condition_variable>
 #include <filesystem>
 #include <stop_token>
 #include <thread>
 
 #include "catalog_test_support.h"
 #include "engine/reader.h"
+#include "engine/source_access.h"
 
 namespace mibz2::test {
 namespace {
@@ -260,6 +264,53 @@ TEST(CatalogConcurrent, ManyThreadsWaitForOneBuild) {
   }
   // The build leaves the catalog's books just after it settles the file.
   EXPECT_TRUE(eventually([&] { return s.catalog.pending() == 0; }));
+}
+
+// Opens racing for a file whose index is ready but that has no Reader yet each make one; they must
+// all end up with the same Reader, so that its readers share one in-flight table and a block is
+// decoded once for all of them (seen through a mount: 32 readers of one cold block, 2 decodes).
+// The source access holds every open of the source until all the racers have reached it, so each
+// of them has found no Reader and makes its own.
+TEST(CatalogConcurrent, OpensRacingForAFileShareOneReader) {
+  constexpr int kThreads = 8;
+  struct GatedAccess final : engine::SourceAccess {
+    engine::PlainSourceAccess plain;
+    mutable std::mutex mu;
+    mutable std::condition_variable cv;
+    mutable int arrived = 0;
+    bool gated = false;
+    int open(const engine::CatalogFile& file, struct stat* st) const override {
+      if (gated) {
+        std::unique_lock lk(mu);
+        ++arrived;
+        cv.notify_all();
+        cv.wait_for(lk, std::chrono::seconds(10), [&] { return arrived >= kThreads; });
+      }
+      return plain.open(file, st);
+    }
+    int stat(const engine::CatalogFile& file, struct stat* st) const override { return plain.stat(file, st); }
+    int open_sidecar(const engine::CatalogFile& file) const override { return plain.open_sidecar(file); }
+  } access;
+  TempDir dir;
+  index::IndexStore store{(dir.path() / "idx").string()};
+  engine::Engine engine(CatalogSetup::options(2));
+  Catalog catalog{engine, store, &access};
+  const engine::FileRef f = catalog.add(dir.write("raced.bz2", libbz2_compress(text_bytes(200000, 12), 1)).string());
+  ASSERT_TRUE(catalog.wait(f));  // indexed, and no Reader yet
+  access.gated = true;
+  std::vector<std::shared_ptr<engine::Reader>> readers(kThreads);
+  std::vector<std::thread> ts;
+  for (int i = 0; i < kThreads; ++i)
+    ts.emplace_back([&, i] {
+      std::string why;
+      readers[i] = catalog.open(f, &why);
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_GE(access.arrived, kThreads) << "the racers did not all reach the source: the test tests nothing";
+  for (int i = 0; i < kThreads; ++i) {
+    ASSERT_TRUE(readers[i]);
+    EXPECT_EQ(readers[i].get(), readers[0].get()) << "opener " << i << " has a Reader of its own";
+  }
 }
 
 TEST(Catalog, StartsLikeBzip2LooksAtTheHeader) {

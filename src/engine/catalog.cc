@@ -585,7 +585,12 @@ std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error, s
       if (FileRef f = weak.lock()) distrust(f, file_id, what);
     });
     std::lock_guard lk(file->mu_);
-    if (file->file_id_ == file_id) file->reader_ = reader;
+    if (file->file_id_ == file_id) {
+      // Opens racing here each made a Reader: the first one stored is the file's, so that its
+      // readers share one in-flight table and a block is decoded once for all of them.
+      if (auto shared = file->reader_.lock()) return shared;
+      file->reader_ = reader;
+    }
     return reader;
   }
   if (error->empty()) *error = "the source keeps changing";
