@@ -25,18 +25,6 @@ namespace mibz2::test {
 
 // ---- scale ------------------------------------------------------------------------------------
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-inline constexpr bool kSanitized = true;
-#else
-inline constexpr bool kSanitized = false;
-#endif
-#else
-inline constexpr bool kSanitized = false;
-#endif
-
 // Sizes and repetition counts: full in plain builds, a quarter (at least `floor`) under sanitizers.
 inline size_t scaled(size_t n, size_t floor = 1) { return kSanitized ? std::max(floor, n / 4) : n; }
 

@@ -19,6 +19,20 @@
 
 namespace mibz2::test {
 
+// A sanitizer build: slower, and its memory figures are the sanitizer's (ASan keeps freed memory
+// in quarantine), not the program's.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 using Bytes = std::vector<uint8_t>;
 
 inline std::span<const uint8_t> as_span(const Bytes& b) { return {b.data(), b.size()}; }
