@@ -121,5 +121,30 @@ TEST_F(FsVersionsTest, PlainFileRewrittenInPlaceNeverMixesVersionsInOneOpenFile)
   run("p.txt", "p.txt", a, a, b, b);
 }
 
+// A chmod changes the ctime, so the file gets a new node (its kernel page cache starts empty), but
+// not a new index: the nodes of one source file share its catalog entry, which checks the content
+// again and keeps the index it has (without an index directory, a new entry would mean indexing a
+// 96 GB dump again for a chmod).
+TEST_F(FsMountTest, AChmodGivesANewNodeButNoNewIndex) {
+  const stdfs::path src = new_source();
+  const Bytes content = text_bytes(400'000, 2105);
+  write_file(src / "c.txt.bz2", as_span(libbz2_compress(as_span(content), 9)));
+  MOUNT_OR_RETURN(mount(src));
+  const stdfs::path shown = mnt_ / "c.txt";
+  ASSERT_TRUE(same_bytes(read_all(shown).data, content));
+  struct stat before {};
+  ASSERT_EQ(stat(shown.c_str(), &before), 0);
+
+  ASSERT_EQ(chmod((src / "c.txt.bz2").c_str(), 0640), 0);
+  EXPECT_TRUE(same_bytes(read_all(shown).data, content)) << "after the chmod";
+  struct stat after {};
+  ASSERT_EQ(stat(shown.c_str(), &after), 0);
+  EXPECT_EQ(after.st_mode & 07777, 0640u) << "stat after an open shows the new mode";
+  EXPECT_NE(after.st_ino, before.st_ino) << "a new ctime is a new node";
+  const std::string stats = get_xattr(mnt_, "user.mibz2fs.stats").value;
+  EXPECT_NE(stats.find("indexes_built=1 "), std::string::npos) << stats;
+  EXPECT_NE(stats.find("indexes_loaded=0 "), std::string::npos) << stats;
+}
+
 }  // namespace
 }  // namespace mibz2::test

@@ -660,13 +660,14 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
   }
   const engine::FileRef& file = node->file;
   // Never waits for an index: a file not indexed yet says so, and its attributes that need the
-  // index are not there yet (ENODATA). A source that changed is seen as changed.
+  // index are not there yet (ENODATA). A node whose source changed answers ESTALE, as to a stat:
+  // the kernel looks the name up again and asks the new node.
+  struct stat st;
+  if (const int err = current(*node, &st)) {
+    fuse_reply_err(req, err);
+    return;
+  }
   if (n == kXattrNames[0]) {
-    struct stat st;
-    if (const int err = current(*node, &st)) {
-      fuse_reply_err(req, err);
-      return;
-    }
     value = std::to_string(st.st_size);
   } else if (n == kIndexXattr) {
     catalog_->refresh(file);
@@ -674,7 +675,8 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
     value = catalog_->status(file).describe();
   } else if (n == kXattrNames[2] || n == kXattrNames[3] || n == kXattrNames[4]) {
     catalog_->refresh(file);
-    const auto idx = catalog_->status(file).index;
+    auto idx = catalog_->status(file).index;
+    if (idx && !describes(*idx, *node)) idx.reset();  // of another content than this node's (changed meanwhile)
     if (!idx) {
       fuse_reply_err(req, ENODATA);
       return;

@@ -23,16 +23,13 @@ InodeTable::InodeTable(const io::SourceRoot& root, const SourceStamp& root_stamp
 NodeRef InodeTable::get_or_create_locked(const std::string& rel, NodeKind kind, const SourceStamp& now,
                                          NodeRef* dropped) {
   const SourceStamp stamp = bound_stamp(kind, now);
-  engine::FileRef file;
   if (auto it = by_rel_.find(rel); it != by_rel_.end()) {
     const auto old = by_ino_.find(it->second);
     const NodeRef was = old->second;
     if (was->kind == kind && was->stamp == stamp) return was;
     // The path now holds something else, or the same file with another content: it gets a new
     // node, so that every node's kind, stamp and catalog entry stay fixed for its life and need no
-    // lock to read, and the kernel never keeps one page cache for two contents. The same file keeps
-    // its catalog entry: the catalog tells a new content from a chmod (which needs no new index).
-    if (was->kind == kind && was->stamp.same_file(stamp)) file = was->file;
+    // lock to read, and the kernel never keeps one page cache for two contents.
     // A node the kernel never looked up (the tree walk's, a plain readdir's) would never be
     // forgotten: it goes now.
     if (was->lookups == 0 && was->ino != FUSE_ROOT_ID) {
@@ -46,11 +43,25 @@ NodeRef InodeTable::get_or_create_locked(const std::string& rel, NodeKind kind, 
   node->rel = rel;
   node->source = root_.absolute(rel);
   node->stamp = stamp;
-  if (kind == NodeKind::kDecompressed)
-    node->file = file ? std::move(file) : catalog_.add(node->source, stamp.device, stamp.inode);
+  if (kind == NodeKind::kDecompressed) node->file = catalog_entry_locked(rel, node->source, stamp);
   by_rel_[rel] = node->ino;
   by_ino_.emplace(node->ino, node);
   return node;
+}
+
+engine::FileRef InodeTable::catalog_entry_locked(const std::string& rel, const std::string& source,
+                                                 const SourceStamp& stamp) {
+  if (auto it = files_.find(rel); it != files_.end())
+    if (engine::FileRef file = it->second.lock(); file && file->device() == stamp.device && file->inode() == stamp.inode)
+      return file;
+  if (files_.size() >= 2 * files_pruned_at_ + 64) {
+    // Entries no node holds any more: pruned when the map has doubled, so adding stays amortised O(1).
+    std::erase_if(files_, [](const auto& f) { return f.second.expired(); });
+    files_pruned_at_ = files_.size();
+  }
+  engine::FileRef file = catalog_.add(source, stamp.device, stamp.inode);
+  files_[rel] = file;
+  return file;
 }
 
 NodeRef InodeTable::get_or_create(const std::string& rel, NodeKind kind, const SourceStamp& now) {
@@ -79,6 +90,7 @@ fuse_ino_t InodeTable::number_of(const std::string& rel, NodeKind kind, const So
 
 void InodeTable::forget(fuse_ino_t ino, uint64_t count) {
   NodeRef dropped;  // released after the lock: the last reference may free an index
+  engine::FileRef evicted;
   std::lock_guard lk(mu_);
   auto it = by_ino_.find(ino);
   if (it == by_ino_.end() || ino == FUSE_ROOT_ID) return;
@@ -86,6 +98,17 @@ void InodeTable::forget(fuse_ino_t ino, uint64_t count) {
   n.lookups -= std::min(count, n.lookups);
   if (n.lookups > 0) return;
   if (auto r = by_rel_.find(n.rel); r != by_rel_.end() && r->second == ino) by_rel_.erase(r);
+  if (n.file) {
+    // When a file's content changes, the kernel looks its name up twice (the first answer only
+    // tells it that its cached node is stale, and it forgets it at once) and may forget the old
+    // node in between: the last few entries forgotten are kept so that the next node of the same
+    // file finds its index (a chmod needs none; a new content is told by the catalog).
+    recently_forgotten_.push_back(n.file);
+    if (recently_forgotten_.size() > kRecentlyForgotten) {
+      evicted = std::move(recently_forgotten_.front());
+      recently_forgotten_.pop_front();
+    }
+  }
   dropped = std::move(it->second);
   by_ino_.erase(it);
 }

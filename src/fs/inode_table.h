@@ -19,6 +19,7 @@
 #include <fuse_lowlevel.h>
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -90,6 +91,10 @@ class InodeTable {
   // A node of the path that the kernel never looked up, replaced by the new one, goes to *dropped
   // (for the caller to release after the lock).
   NodeRef get_or_create_locked(const std::string& rel, NodeKind kind, const SourceStamp& now, NodeRef* dropped);
+  // The catalog entry for the decompressed file at `rel`: the one its other nodes share while one
+  // of them lives (the catalog tells a new content of the file from a chmod, which needs no new
+  // index), else a new one.
+  engine::FileRef catalog_entry_locked(const std::string& rel, const std::string& source, const SourceStamp& stamp);
 
   const io::SourceRoot& root_;
   engine::Catalog& catalog_;
@@ -97,6 +102,10 @@ class InodeTable {
   fuse_ino_t next_ino_ = FUSE_ROOT_ID + 1;
   std::unordered_map<fuse_ino_t, NodeRef> by_ino_;
   std::unordered_map<std::string, fuse_ino_t> by_rel_;
+  std::unordered_map<std::string, std::weak_ptr<engine::CatalogFile>> files_;  // by path: the entry its nodes share
+  size_t files_pruned_at_ = 0;  // files_.size() after the last pruning of expired entries
+  static constexpr size_t kRecentlyForgotten = 4;
+  std::deque<engine::FileRef> recently_forgotten_;  // the catalog entries of the last nodes forgotten (forget())
 };
 
 }  // namespace mibz2::fs
