@@ -660,14 +660,19 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
   }
   const engine::FileRef& file = node->file;
   // Never waits for an index: a file not indexed yet says so, and its attributes that need the
-  // index are not there yet (ENODATA). A node whose source changed answers ESTALE, as to a stat:
-  // the kernel looks the name up again and asks the new node.
-  struct stat st;
-  if (const int err = current(*node, &st)) {
-    fuse_reply_err(req, err);
-    return;
-  }
+  // index are not there yet (ENODATA). They tell how the source file is now, whatever content the
+  // node was made for (the kernel caches none of them): an ESTALE here would send the kernel to
+  // the new node, whose attributes it must ask first, and that getattr waits for the index.
   if (n == kXattrNames[0]) {
+    struct stat st;
+    if (const int err = root_.lstat(node->rel, &st)) {
+      fuse_reply_err(req, err);
+      return;
+    }
+    if (!SourceStamp::of(st).same_file(node->stamp)) {
+      fuse_reply_err(req, ESTALE);  // another file: its own node answers
+      return;
+    }
     value = std::to_string(st.st_size);
   } else if (n == kIndexXattr) {
     catalog_->refresh(file);
@@ -675,8 +680,7 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
     value = catalog_->status(file).describe();
   } else if (n == kXattrNames[2] || n == kXattrNames[3] || n == kXattrNames[4]) {
     catalog_->refresh(file);
-    auto idx = catalog_->status(file).index;
-    if (idx && !describes(*idx, *node)) idx.reset();  // of another content than this node's (changed meanwhile)
+    const auto idx = catalog_->status(file).index;
     if (!idx) {
       fuse_reply_err(req, ENODATA);
       return;
