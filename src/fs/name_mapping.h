@@ -23,7 +23,7 @@ struct SourceEntry {
   // A regular file whose content starts with a bzip2 stream header, or a symlink with a relative
   // target that is such a file.
   bool is_bzip2 = false;
-  SourceStamp stamp;  // as listed (the entry itself, not a symlink's target)
+  SourceStamp stamp{};  // as listed (the entry itself, not a symlink's target)
 };
 
 // One entry of the mirrored directory.
@@ -32,7 +32,7 @@ struct ShownEntry {
   std::string source_name;  // the entry in the source directory
   SourceEntry::Type type;
   bool decompressed;        // shown decompressed (a symlink: pointing to the decompressed name)
-  SourceStamp stamp;        // the source entry's, as listed
+  SourceStamp stamp{};      // the source entry's, as listed
 };
 
 // A note for the log about a name that could not be shown decompressed.
