@@ -233,7 +233,6 @@ int Filesystem::listing(Node& dir, std::shared_ptr<const std::vector<ShownEntry>
   return 0;
 }
 
-
 // --- attributes ---
 
 int Filesystem::link_target(Node& node, std::string* target) {

@@ -118,7 +118,8 @@ class Filesystem {
   std::mutex handles_mu_;  // a leaf lock: guards the two sets: open handles, freed at unmount if never released
   std::unordered_set<FileHandle*> open_files_;
   std::unordered_set<DirHandle*> open_dirs_;
-  double timeout_ = 3600.0;  // attribute and entry cache time: the mirror does not change under us
+  double timeout_ = 3600.0;  // attribute and entry cache time: a node's attributes never change (a
+                             // new content is a new node), and a stale node answers ESTALE at open
 };
 
 }  // namespace mibz2::fs
