@@ -42,7 +42,8 @@ TEST_F(FsMountTest, ReplacedSourceShowsTheNewContentAndSize) {
     SCOPED_TRACE("replaced by " + std::to_string(content->size()) + " bytes");
     replace(*content, level);
     // The kernel keeps attributes for the mirror's long timeout; the change is noticed at the next
-    // open (size, mtime, inode), which re-indexes and drops the kernel's cached size and pages.
+    // open: the old node answers ESTALE, the kernel looks the name up again and opens the new node
+    // (re-indexed, with a size and pages of its own).
     struct stat st;
     const ReadAll r = read_all(shown);
     EXPECT_EQ(r.error, 0);
@@ -102,7 +103,7 @@ TEST_F(FsMountTest, ReplacedPlainFileShowsTheNewContentAndSize) {
     SCOPED_TRACE("replaced by '" + next + "'");
     write_file((src / ".p.tmp"), as_span(to_bytes(next)));
     stdfs::rename((src / ".p.tmp"), (src / "p.txt"));
-    // Noticed at the next open, as for compressed files: then the cached pages and size go.
+    // Noticed at the next open, as for compressed files: a new node, with a size and pages of its own.
     EXPECT_EQ(text_of(read_all(shown).data), next) << "open and read after the replacement";
     EXPECT_EQ(stdfs::file_size(shown), next.size()) << "stat after the open";
   }

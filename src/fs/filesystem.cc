@@ -68,6 +68,7 @@ constexpr const char* kXattrNames[] = {"user.mibz2fs.compressed_size", kIndexXat
 
 struct Filesystem::FileHandle {
   int fd = -1;                             // plain files: the source, read directly
+  SourceStamp stamp;                       // plain files: the node's, which every read checks
   std::shared_ptr<engine::Reader> reader;  // decompressed files
   ~FileHandle() {
     if (fd >= 0) close(fd);
@@ -106,7 +107,7 @@ Filesystem::Filesystem(const FilesystemOptions& options)
       store_(options.index_dir),
       engine_(std::make_unique<engine::Engine>(engine_options(options))),
       catalog_(std::make_unique<engine::Catalog>(*engine_, store_, &access_)),
-      inodes_(root_, static_cast<uint64_t>(root_stat_.st_dev), static_cast<uint64_t>(root_stat_.st_ino), *catalog_) {
+      inodes_(root_, SourceStamp::of(root_stat_), *catalog_) {
   if (store_.dir().empty())
     spdlog::warn("{}: indexes are kept in memory only, so every mount indexes every file again (one full decode "
                  "of each); give -o index_dir=DIR to keep them",
@@ -145,7 +146,7 @@ void Filesystem::start_tree_walk() {
 void Filesystem::walk_tree() {
   size_t files = 0;
   for_each_decompressed_file(root_, [this] { return stopping_.load(); }, [&](const std::string& rel, const ShownEntry& e) {
-    const NodeRef node = inodes_.get_or_create(rel, NodeKind::kDecompressed, e.device, e.inode);
+    const NodeRef node = inodes_.get_or_create(rel, NodeKind::kDecompressed, e.stamp);
     catalog_->prepare(node->file, engine::Catalog::Need::kSoon);
     ++files;
   });
@@ -165,10 +166,20 @@ void Filesystem::guard_thread(const char* what, const std::function<void()>& bod
 
 int Filesystem::current(const Node& node, struct stat* st) const {
   if (const int err = root_.lstat(node.rel, st)) return err;
-  // The path holds another file than the one the kernel asked about: it must look the name up
-  // again (and gets a new node).
-  if (static_cast<uint64_t>(st->st_dev) != node.device || static_cast<uint64_t>(st->st_ino) != node.inode) return ESTALE;
-  return 0;
+  return stands_for(node, *st) ? 0 : ESTALE;
+}
+
+// The path holds another file than the one the kernel asked about, or another content of it: the
+// kernel must look the name up again (and gets a new node, with a page cache of its own).
+bool Filesystem::stands_for(const Node& node, const struct stat& st) {
+  return bound_stamp(node.kind, SourceStamp::of(st)) == node.stamp;
+}
+
+// Whether an index describes the content a node stands for (its size, mtime and inode; the
+// catalog confirms an index again when the ctime alone changed).
+bool Filesystem::describes(const index::BlockIndex& index, const Node& node) {
+  return index.source.size == node.stamp.size && index.source.mtime_ns == node.stamp.mtime_ns &&
+         index.source.inode == node.stamp.inode;
 }
 
 int Filesystem::permitted(fuse_req_t req, const struct stat& st, int mask) {
@@ -222,10 +233,6 @@ int Filesystem::listing(Node& dir, std::shared_ptr<const std::vector<ShownEntry>
   return 0;
 }
 
-NodeRef Filesystem::node_for(Node& dir, const ShownEntry& e) {
-  return inodes_.get_or_create(io::join_rel(dir.rel, e.source_name), kind_of(e), e.device, e.inode);
-}
-
 // --- attributes ---
 
 int Filesystem::link_target(Node& node, std::string* target) {
@@ -250,7 +257,6 @@ int Filesystem::shown_attributes(Node& node, struct stat* st, bool wait, bool* f
     st->st_size = static_cast<off_t>(target.size());  // a link's size is its target's length
     return 0;
   }
-  if (node.kind == NodeKind::kRegular && S_ISREG(st->st_mode)) attributes_given(node, index::SourceIdentity::from_stat(*st));
   if (node.kind != NodeKind::kDecompressed) return 0;
   if (!S_ISREG(st->st_mode)) return ENOENT;  // the path holds something else now
   const engine::FileRef& file = node.file;
@@ -261,16 +267,16 @@ int Filesystem::shown_attributes(Node& node, struct stat* st, bool wait, bool* f
     // the build goes on.
     if (!catalog_->wait(file, stop)) return catalog_->stopped_waiting(file, stop) ? EINTR : EIO;
     const auto idx = catalog_->status(file).index;
+    // Changed again since the node was made: its content is gone, the kernel looks again.
+    if (!describes(*idx, node)) return ESTALE;
     size = idx->decompressed_size;
-    attributes_given(node, idx->source);
   } else {
     // A lookup does not need the size: when the index is not ready it answers with attributes
     // the kernel must not keep (timeout 0), so the stat that follows asks getattr, which waits.
     catalog_->prepare(file, engine::Catalog::Need::kNow);
     const engine::IndexStatus status = catalog_->status(file);
-    if (status.ready()) {
+    if (status.ready() && describes(*status.index, node)) {
       size = status.index->decompressed_size;
-      attributes_given(node, status.index->source);
     } else {
       *final = false;
     }
@@ -290,10 +296,7 @@ int Filesystem::make_entry(Node& dir, const ShownEntry& e, fuse_entry_param* ent
                          : e.type == SourceEntry::Type::kSymlink ? S_ISLNK(st.st_mode)
                                                                   : S_ISREG(st.st_mode);
   if (!same_type) return ENOENT;  // replaced by another kind of file since the listing
-  ShownEntry now = e;
-  now.device = static_cast<uint64_t>(st.st_dev);
-  now.inode = static_cast<uint64_t>(st.st_ino);
-  const NodeRef node = inodes_.lookup(io::join_rel(dir.rel, now.source_name), kind_of(now), now.device, now.inode);
+  const NodeRef node = inodes_.lookup(io::join_rel(dir.rel, e.source_name), kind_of(e), SourceStamp::of(st));
   bool final;
   entry->attr = st;
   if (const int err = shown_attributes(*node, &entry->attr, /*wait=*/false, &final)) {
@@ -444,7 +447,7 @@ void Filesystem::readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         }
       } else {
         struct stat st{};
-        st.st_ino = node_for(*dir, e)->ino;
+        st.st_ino = inodes_.number_of(io::join_rel(dir->rel, e.source_name), kind_of(e), e.stamp);
         st.st_mode = e.type == SourceEntry::Type::kDirectory ? S_IFDIR
                      : e.type == SourceEntry::Type::kSymlink ? S_IFLNK
                                                               : S_IFREG;
@@ -475,36 +478,6 @@ void Filesystem::track(DirHandle* h, bool open) {
   else open_dirs_.erase(h);
 }
 
-// A change of mode or owner (ctime) since the last open drops the kernel's cached attributes, so
-// that what stat shows follows at once (the permission itself is checked by permitted()).
-// Invalidating attributes only (offset -1) waits for no page, so it is safe inside open.
-void Filesystem::drop_stale_attributes(Node& node, const struct stat& st) {
-  const uint64_t ctime = static_cast<uint64_t>(st.st_ctim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_ctim.tv_nsec);
-  const uint64_t was = node.seen_ctime_ns.exchange(ctime, std::memory_order_relaxed);
-  if (was != 0 && was != ctime)
-    if (fuse_session* se = session_.load()) fuse_lowlevel_notify_inval_inode(se, node.ino, -1, 0);
-}
-
-// The ctime counts here: a rewrite in place that put size and mtime back still changed it (and a
-// chmod that changed only it costs one reload of the kernel's cache, nothing worse).
-bool Filesystem::content_changed(Node& node, const index::SourceIdentity& now) {
-  std::lock_guard lk(node.seen_mu);
-  const bool changed =
-      node.seen_by_kernel && !(node.seen_identity == now && node.seen_identity.ctime_ns == now.ctime_ns);
-  node.seen_identity = now;
-  node.seen_by_kernel = true;
-  return changed;
-}
-
-// A size given to the kernel before any open (lookup, stat) is cached by it as well: the first one
-// is what a later open compares with.
-void Filesystem::attributes_given(Node& node, const index::SourceIdentity& shown) {
-  std::lock_guard lk(node.seen_mu);
-  if (node.seen_by_kernel) return;  // what its page cache holds is decided at open
-  node.seen_identity = shown;
-  node.seen_by_kernel = true;
-}
-
 void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const NodeRef node = inodes_.find(ino);
   if (!node) {
@@ -523,24 +496,22 @@ void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     fuse_reply_err(req, ELOOP);  // symlinks are resolved by the kernel, never opened here
     return;
   }
+  // A node that no longer stands for its source's content answers ESTALE: the kernel then looks
+  // the name up again (the VFS retries an open once, with LOOKUP_REVAL) and opens the new node.
   auto handle = std::make_unique<FileHandle>();
-  bool changed = false;
   struct stat st;
   if (node->kind == NodeKind::kRegular) {
     handle->fd = root_.open(node->rel, io::SourceRoot::Kind::kRegular, &st);
     int err = handle->fd < 0 ? -handle->fd : 0;
-    if (!err && (static_cast<uint64_t>(st.st_dev) != node->device || static_cast<uint64_t>(st.st_ino) != node->inode))
-      err = ESTALE;
-    if (!err) drop_stale_attributes(*node, st);
+    if (!err && !stands_for(*node, st)) err = ESTALE;
     if (!err) err = permitted(req, st, R_OK);
     if (err) {
       fuse_reply_err(req, err == EINVAL || err == ELOOP || err == ENOTDIR ? ESTALE : err);
       return;
     }
-    changed = content_changed(*node, index::SourceIdentity::from_stat(st));
+    handle->stamp = node->stamp;
   } else {
     int err = current(*node, &st);
-    if (!err) drop_stale_attributes(*node, st);
     if (!err) err = permitted(req, st, R_OK);
     if (err) {
       fuse_reply_err(req, err);
@@ -558,21 +529,22 @@ void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       fuse_reply_err(req, interrupted ? EINTR : EIO);
       return;
     }
-    // The content the kernel may have cached is that of the index it last saw.
-    changed = content_changed(*node, handle->reader->index().source);
+    // The source changed again while its index was made: that index is another node's.
+    if (!describes(handle->reader->index(), *node)) {
+      fuse_reply_err(req, ESTALE);
+      return;
+    }
   }
-  // The kernel keeps its page cache of a file across opens unless the content changed since the
-  // last open; then its cached pages go (keep_cache 0) and so do its cached attributes (the size):
-  // invalidating attributes only (offset -1) waits for no page, so it is safe here in open.
-  fi->keep_cache = changed ? 0 : 1;
+  // The kernel's page cache of a node only ever holds the node's content (a new content is a new
+  // node, and reads on a node's descriptors serve its content or fail): it is kept across opens.
+  fi->keep_cache = 1;
   // A damaged file is read around the page cache: a read that runs into damage then returns the
   // verified bytes before it (a short read) and the next read fails with EIO, exactly at the
   // damage. Through the page cache a short reply would look like the end of the file, and a
   // failed page would take the good bytes of its neighbours with it.
-  if (handle->reader && handle->reader->index().damaged_blocks) fi->direct_io = 1;
-  if (changed) {
-    spdlog::info("{}: content changed since it was last opened; the kernel's cache of it is dropped", node->source);
-    if (fuse_session* se = session_.load()) fuse_lowlevel_notify_inval_inode(se, ino, -1, 0);
+  if (handle->reader && handle->reader->index().damaged_blocks) {
+    fi->direct_io = 1;
+    fi->keep_cache = 0;
   }
   track(handle.get(), true);
   fi->fh = reinterpret_cast<uint64_t>(handle.get());
@@ -583,12 +555,7 @@ void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void Filesystem::read(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi) {
   auto* handle = reinterpret_cast<FileHandle*>(fi->fh);
   if (!handle->reader) {
-    // Plain file: let libfuse move the bytes from the source descriptor (splice where it can).
-    fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
-    bv.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
-    bv.buf[0].fd = handle->fd;
-    bv.buf[0].pos = off;
-    fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+    read_plain(req, *handle, size, off);
     return;
   }
   // Never waits for a decode: a read of blocks being decoded is answered by the decoder thread
@@ -596,6 +563,30 @@ void Filesystem::read(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi
   // never queue behind misses for a request thread).
   handle->reader->read_async(static_cast<uint64_t>(off), size,
                              [req](ssize_t n, std::vector<engine::Slice>& slices) { reply_read(req, n, slices); });
+}
+
+// A plain file's descriptor reads the source file itself, which a rewrite in place changes under
+// it: the bytes are read first, then the source's stamp checked, and they are served only if it
+// is still the node's (a write, a truncation or a chmod during or before the read changed the
+// ctime at least). Otherwise EIO: the content this descriptor was opened on is gone, and the
+// kernel's page cache of the node must never get another content's pages.
+void Filesystem::read_plain(fuse_req_t req, const FileHandle& handle, size_t size, off_t off) {
+  std::unique_ptr<uint8_t[]> buf(new uint8_t[size]);
+  const ssize_t n = io::pread_full(handle.fd, buf.get(), size, static_cast<uint64_t>(off));
+  if (n < 0) {
+    fuse_reply_err(req, static_cast<int>(-n));
+    return;
+  }
+  struct stat st;
+  if (fstat(handle.fd, &st) != 0) {
+    fuse_reply_err(req, errno);
+    return;
+  }
+  if (SourceStamp::of(st) != handle.stamp) {
+    fuse_reply_err(req, EIO);
+    return;
+  }
+  fuse_reply_buf(req, reinterpret_cast<const char*>(buf.get()), static_cast<size_t>(n));
 }
 
 void Filesystem::reply_read(fuse_req_t req, ssize_t n, const std::vector<engine::Slice>& slices) noexcept {
@@ -668,11 +659,17 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
   }
   const engine::FileRef& file = node->file;
   // Never waits for an index: a file not indexed yet says so, and its attributes that need the
-  // index are not there yet (ENODATA). A source that changed is seen as changed.
+  // index are not there yet (ENODATA). They tell how the source file is now, whatever content the
+  // node was made for (the kernel caches none of them): an ESTALE here would send the kernel to
+  // the new node, whose attributes it must ask first, and that getattr waits for the index.
   if (n == kXattrNames[0]) {
     struct stat st;
-    if (const int err = current(*node, &st)) {
+    if (const int err = root_.lstat(node->rel, &st)) {
       fuse_reply_err(req, err);
+      return;
+    }
+    if (!SourceStamp::of(st).same_file(node->stamp)) {
+      fuse_reply_err(req, ESTALE);  // another file: its own node answers
       return;
     }
     value = std::to_string(st.st_size);

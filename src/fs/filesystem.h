@@ -70,19 +70,23 @@ class Filesystem {
   // directory's attributes in *dir_st if given.
   int listing(Node& dir, std::shared_ptr<const std::vector<ShownEntry>>* out, struct stat* dir_st = nullptr);
   // lstat of the node's source, through SOURCE's descriptor; ESTALE when the path holds another
-  // file than the node's now. Returns an errno value.
+  // file than the node's now, or another content of it. Returns an errno value.
   int current(const Node& node, struct stat* st) const;
+  // Whether the source as `st` shows it is the file and content the node stands for.
+  static bool stands_for(const Node& node, const struct stat& st);
+  // Whether a decompressed file's index describes the content its node stands for.
+  static bool describes(const index::BlockIndex& index, const Node& node);
   // Whether the requesting user may `mask` (R_OK, X_OK) the file as it is now: 0 or EACCES.
   static int permitted(fuse_req_t req, const struct stat& st, int mask);
   int shown_attributes(Node& node, struct stat* st, bool wait, bool* final, std::stop_token stop = {});
-  // Drops the kernel's cached attributes of the node when its ctime changed since the last open.
-  void drop_stale_attributes(Node& node, const struct stat& st);
   static void guard_thread(const char* what, const std::function<void()>& body);
   // Answers a read with the engine's result: its bytes straight from the decoded blocks, or the
   // error. Exactly one reply, on whichever thread ends the read.
   static void reply_read(fuse_req_t req, ssize_t n, const std::vector<engine::Slice>& slices) noexcept;
   struct FileHandle;
   struct DirHandle;
+  // Answers a read of a plain file: its source's bytes, if it still holds the node's content.
+  static void read_plain(fuse_req_t req, const FileHandle& handle, size_t size, off_t off);
   // The attributes of a node. For a decompressed file with `wait` this waits for its index (and
   // fails with EIO if there can be none, EINTR when `stop` is requested first); without, *final
   // says whether the size is real.
@@ -91,13 +95,7 @@ class Filesystem {
   int link_target(Node& node, std::string* target);
   // Looks up `name` in `dir` and fills a FUSE entry (counts a lookup, given back on failure).
   int make_entry(Node& dir, const ShownEntry& e, fuse_entry_param* entry);
-  NodeRef node_for(Node& dir, const ShownEntry& e);  // no lookup counted
   void walk_tree();
-  // Whether the source content differs from what the kernel saw at the node's last open (and
-  // remembers `now` as seen).
-  bool content_changed(Node& node, const index::SourceIdentity& now);
-  // Remembers the source as the kernel first learnt its size, if no open did before.
-  void attributes_given(Node& node, const index::SourceIdentity& shown);
   // Records a handle as open (or no longer) so that unmount can free what the kernel never released.
   void track(FileHandle* h, bool open);
   void track(DirHandle* h, bool open);
@@ -120,7 +118,8 @@ class Filesystem {
   std::mutex handles_mu_;  // a leaf lock: guards the two sets: open handles, freed at unmount if never released
   std::unordered_set<FileHandle*> open_files_;
   std::unordered_set<DirHandle*> open_dirs_;
-  double timeout_ = 3600.0;  // attribute and entry cache time: the mirror does not change under us
+  double timeout_ = 3600.0;  // attribute and entry cache time: a node's attributes never change (a
+                             // new content is a new node), and a stale node answers ESTALE at open
 };
 
 }  // namespace mibz2::fs

@@ -1,21 +1,25 @@
-// Inode numbers of the mount: one node per source file (its path, and the device and inode it had
-// when the node was made), numbered in order of discovery and never reused while mounted (64-bit
-// numbers: a reused number would need generation numbers, these never run out). A path that comes
-// to hold another file (a download renamed over the old one, a directory replaced by a symlink)
-// gets a new node; the old one answers ESTALE, and the kernel looks the name up again.
+// Inode numbers of the mount: one node per source file and content (its path, and the device,
+// inode, size, mtime and ctime it had when the node was made: source_stamp.h), numbered in order
+// of discovery and never reused while mounted (64-bit numbers: a reused number would need
+// generation numbers, these never run out). A path that comes to hold another file (a download
+// renamed over the old one, a directory replaced by a symlink) or another content of the same file
+// (rewritten in place) gets a new node; the old one answers ESTALE to a new open or stat, so the
+// kernel looks the name up again and lands on the new node, while descriptors already open on the
+// old one keep its pages: the kernel's page cache is per node, so it never mixes two contents.
 //
 // Nodes live as long as the kernel references them: each lookup the kernel is answered with counts
 // one, FUSE's forget gives them back, and a node whose count falls to zero leaves the table (with
 // its catalog entry and index, once no open file or running operation still holds it: nodes are
 // shared). A mount over a rotating mirror, whose dumps are added and deleted for months, keeps
 // nodes for what the kernel still knows, not for everything it ever saw. Nodes made without a
-// lookup (the tree walk, plain readdir) stay until a lookup and its forget.
+// lookup (the tree walk, plain readdir) stay until a lookup and its forget, or until a newer node
+// takes their path.
 #pragma once
 
 #include <fuse_lowlevel.h>
 
-#include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,6 +29,7 @@
 #include "engine/catalog.h"
 #include "fs/listing_stamp.h"
 #include "fs/name_mapping.h"
+#include "fs/source_stamp.h"
 #include "io/source_root.h"
 
 namespace mibz2::fs {
@@ -32,22 +37,20 @@ namespace mibz2::fs {
 // kLinkToDecompressed: a symlink to a compressed file, shown pointing to its decompressed name.
 enum class NodeKind { kDirectory, kRegular, kSymlink, kDecompressed, kLinkToDecompressed };
 
-// kind, rel, source, the identity and file are fixed when the node is made.
+// The stamp a node of `kind` is bound to, of a source file stamped `now`: regular and decompressed
+// files by their content too, the others by the file alone.
+SourceStamp bound_stamp(NodeKind kind, const SourceStamp& now);
+
+// kind, rel, source, stamp and file are fixed when the node is made.
 struct Node {
   fuse_ino_t ino = 0;
   NodeKind kind = NodeKind::kRegular;
   std::string rel;                          // path relative to SOURCE ("" for SOURCE itself)
   std::string source;                       // absolute path in the source tree (for messages)
-  uint64_t device = 0;                      // the source file's st_dev and st_ino
-  uint64_t inode = 0;
+  SourceStamp stamp;                        // the source it stands for (bound_stamp)
   uint64_t lookups = 0;                     // guarded by the table's lock
-  engine::FileRef file;                      // kDecompressed only: its entry in the catalog
-
-  // What the kernel was last given at an open (to tell whether its page cache is still valid).
-  std::atomic<uint64_t> seen_ctime_ns{0};   // the ctime the kernel was last given at an open (0: none)
-  std::mutex seen_mu;  // a leaf lock
-  bool seen_by_kernel = false;            // guarded by seen_mu
-  index::SourceIdentity seen_identity;    // guarded by seen_mu
+  engine::FileRef file;                     // kDecompressed only: its entry in the catalog (shared
+                                            // by the nodes of one source file's successive contents)
 
   // Directories: the mirrored listing, rebuilt when the source directory changed (listing_stamp.h).
   std::mutex listing_mu;  // a leaf lock, never held while a directory is read
@@ -59,17 +62,21 @@ using NodeRef = std::shared_ptr<Node>;
 
 class InodeTable {
  public:
-  // The root node is SOURCE (`root`, with its device and inode); decompressed files' nodes get
-  // their entries from `catalog`.
-  InodeTable(const io::SourceRoot& root, uint64_t root_device, uint64_t root_inode, engine::Catalog& catalog);
+  // The root node is SOURCE (`root`, stamped `root_stamp`); decompressed files' nodes get their
+  // entries from `catalog`.
+  InodeTable(const io::SourceRoot& root, const SourceStamp& root_stamp, engine::Catalog& catalog);
 
-  // The node for the file at `rel` shown as `kind`, with that device and inode, created on first
-  // sight. A path whose kind or file changed gets a new node; the old number stays valid while
-  // the kernel holds it.
-  NodeRef get_or_create(const std::string& rel, NodeKind kind, uint64_t device, uint64_t inode);
+  // The node for the file at `rel` shown as `kind`, as stamped `now`, created on first sight. A
+  // path whose kind, file or content changed gets a new node (a decompressed file rewritten in
+  // place keeps its catalog entry, which notices the change itself); the old number stays valid
+  // while the kernel holds it.
+  NodeRef get_or_create(const std::string& rel, NodeKind kind, const SourceStamp& now);
   // The same, counting one lookup by the kernel (under the table's lock, so that a concurrent
   // forget cannot drop the node in between).
-  NodeRef lookup(const std::string& rel, NodeKind kind, uint64_t device, uint64_t inode);
+  NodeRef lookup(const std::string& rel, NodeKind kind, const SourceStamp& now);
+  // The number of the path's current node if it stands for this file (whatever its content now),
+  // else of a node made for it: a listing's inode numbers, which bind nothing.
+  fuse_ino_t number_of(const std::string& rel, NodeKind kind, const SourceStamp& listed);
   // The kernel forgets `count` lookups of `ino` (or a lookup never reached it); at zero the node
   // leaves the table. The root is never dropped.
   void forget(fuse_ino_t ino, uint64_t count);
@@ -81,7 +88,13 @@ class InodeTable {
   std::vector<engine::FileRef> current_decompressed_files() const;
 
  private:
-  NodeRef get_or_create_locked(const std::string& rel, NodeKind kind, uint64_t device, uint64_t inode);
+  // A node of the path that the kernel never looked up, replaced by the new one, goes to *dropped
+  // (for the caller to release after the lock).
+  NodeRef get_or_create_locked(const std::string& rel, NodeKind kind, const SourceStamp& now, NodeRef* dropped);
+  // The catalog entry for the decompressed file at `rel`: the one its other nodes share while one
+  // of them lives (the catalog tells a new content of the file from a chmod, which needs no new
+  // index), else a new one.
+  engine::FileRef catalog_entry_locked(const std::string& rel, const std::string& source, const SourceStamp& stamp);
 
   const io::SourceRoot& root_;
   engine::Catalog& catalog_;
@@ -89,6 +102,10 @@ class InodeTable {
   fuse_ino_t next_ino_ = FUSE_ROOT_ID + 1;
   std::unordered_map<fuse_ino_t, NodeRef> by_ino_;
   std::unordered_map<std::string, fuse_ino_t> by_rel_;
+  std::unordered_map<std::string, std::weak_ptr<engine::CatalogFile>> files_;  // by path: the entry its nodes share
+  size_t files_pruned_at_ = 0;  // files_.size() after the last pruning of expired entries
+  static constexpr size_t kRecentlyForgotten = 4;
+  std::deque<engine::FileRef> recently_forgotten_;  // the catalog entries of the last nodes forgotten (forget())
 };
 
 }  // namespace mibz2::fs

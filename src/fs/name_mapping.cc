@@ -33,7 +33,7 @@ std::vector<ShownEntry> map_directory(std::vector<SourceEntry> entries, std::vec
   std::vector<ShownEntry> shown;
   shown.reserve(entries.size());
   for (const SourceEntry& e : entries) {
-    ShownEntry s{e.name, e.name, e.type, false, e.device, e.inode};
+    ShownEntry s{e.name, e.name, e.type, false, e.stamp};
     if (e.type == SourceEntry::Type::kRegular || e.type == SourceEntry::Type::kSymlink) {
       if (auto dn = decompressed_name(e.name)) {
         if (!e.is_bzip2) {

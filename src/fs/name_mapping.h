@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "fs/source_stamp.h"
+
 namespace mibz2::fs {
 
 // The decompressed name for a compressed-looking name, or nullopt ("a.txt", ".bz2", "x.tar", and
@@ -21,8 +23,7 @@ struct SourceEntry {
   // A regular file whose content starts with a bzip2 stream header, or a symlink with a relative
   // target that is such a file.
   bool is_bzip2 = false;
-  uint64_t device = 0;  // st_dev and st_ino as listed (the entry itself, not a symlink's target)
-  uint64_t inode = 0;
+  SourceStamp stamp{};  // as listed (the entry itself, not a symlink's target)
 };
 
 // One entry of the mirrored directory.
@@ -31,8 +32,7 @@ struct ShownEntry {
   std::string source_name;  // the entry in the source directory
   SourceEntry::Type type;
   bool decompressed;        // shown decompressed (a symlink: pointing to the decompressed name)
-  uint64_t device = 0;      // the source entry's identity, as listed
-  uint64_t inode = 0;
+  SourceStamp stamp{};      // the source entry's, as listed
 };
 
 // A note for the log about a name that could not be shown decompressed.

@@ -61,8 +61,7 @@ int list_source_directory(const io::SourceRoot& root, const std::string& dir, st
     if (!std::strcmp(de->d_name, ".") || !std::strcmp(de->d_name, "..")) continue;
     struct stat st;
     if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // vanished meanwhile
-    SourceEntry e{de->d_name, SourceEntry::Type::kOther, false, static_cast<uint64_t>(st.st_dev),
-                  static_cast<uint64_t>(st.st_ino)};
+    SourceEntry e{de->d_name, SourceEntry::Type::kOther, false, SourceStamp::of(st)};
     if (S_ISDIR(st.st_mode)) e.type = SourceEntry::Type::kDirectory;
     else if (S_ISLNK(st.st_mode)) e.type = SourceEntry::Type::kSymlink;
     else if (S_ISREG(st.st_mode)) e.type = SourceEntry::Type::kRegular;

@@ -114,7 +114,7 @@ void index_everything(const MountOptions& o) {
   indexes.set_overall_progress(total_figures);
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string path = root.absolute(files[i].rel);
-    const auto file = indexes.catalog().add(path, files[i].entry.device, files[i].entry.inode);
+    const auto file = indexes.catalog().add(path, files[i].entry.stamp.device, files[i].entry.stamp.inode);
     const auto got = indexes.obtain(file, path, false, false);
     struct stat st;
     if (root.lstat(files[i].rel, &st) == 0) done_bytes += static_cast<uint64_t>(st.st_size);
