@@ -188,6 +188,8 @@ void Reader::request(uint64_t block, Waiter waiter) {
   std::shared_ptr<InFlight> f;
   bool start = false;
   bool upgrade = false;
+  std::shared_ptr<InFlight> next;  // a queued read-ahead block promoted to demand
+  uint64_t next_block = 0;
   {
     std::unique_lock lk(inflight_mu_);
     // Re-check under the lock: the block may have landed since the caller's lookup. Decoders
@@ -206,6 +208,12 @@ void Reader::request(uint64_t block, Waiter waiter) {
       // A reader now waits for a block only queued as read-ahead: queue it again at demand
       // priority; whichever copy a worker takes first does the decode.
       upgrade = !f->demanded.exchange(true) && f->readahead && !f->started.load();
+      // The decode this reader waits for is under way. The worker kept back from read-ahead
+      // (decoder_pool.h) would sit idle while a sequential reader waits, and a sequential reader
+      // through FUSE nearly always waits (it copies faster than one worker decodes): the next
+      // block it will want, already queued as read-ahead, is asked for at demand priority now, so
+      // every worker decodes for it (halving cat's rate on two cores otherwise: 140 against 250 MB/s).
+      if (f->started.load()) next = promote_next_readahead_locked(block, &next_block);
     } else {
       f = std::make_shared<InFlight>();
       f->demanded = true;
@@ -213,6 +221,12 @@ void Reader::request(uint64_t block, Waiter waiter) {
       inflight_.emplace(block, f);
       start = true;
     }
+  }
+  try {
+    if (next) queue_decode(next, next_block, Priority::kDemand);
+  } catch (const std::exception& e) {
+    // Its read-ahead job is still queued and decodes it.
+    spdlog::warn("{}: cannot queue the decode of {}: {}", path_, index::describe_block(*index_, next_block), e.what());
   }
   if (!start && !upgrade) return;
   try {
@@ -223,6 +237,21 @@ void Reader::request(uint64_t block, Waiter waiter) {
     spdlog::error("{}: cannot queue the decode of {}: {}", path_, index::describe_block(*index_, block), e.what());
     if (start) complete(f, block, Outcome{nullptr, ENOMEM});
   }
+}
+
+std::shared_ptr<Reader::InFlight> Reader::promote_next_readahead_locked(uint64_t block, uint64_t* promoted) {
+  // The nearest of the next few blocks (an lbzip2 file alternates a full block with a tiny one).
+  constexpr uint64_t kLookAhead = 2;
+  for (uint64_t b = block + 1; b <= block + kLookAhead; ++b) {
+    auto it = inflight_.find(b);
+    if (it == inflight_.end()) continue;
+    InFlight& g = *it->second;
+    if (!g.readahead || g.started.load()) continue;
+    if (g.demanded.exchange(true)) return nullptr;  // a reader asked for it already
+    *promoted = b;
+    return it->second;
+  }
+  return nullptr;
 }
 
 void Reader::complete(const std::shared_ptr<InFlight>& f, uint64_t block, const Outcome& outcome) {

@@ -100,6 +100,10 @@ class Reader : public std::enable_shared_from_this<Reader> {
   void request(uint64_t block, Waiter waiter);
   // Ends a decode: takes it out of the in-flight table and runs its waiters, with no lock held.
   void complete(const std::shared_ptr<InFlight>& f, uint64_t block, const Outcome& outcome);
+  // Under inflight_mu_: the nearest read-ahead block after `block` that is queued and not yet
+  // wanted, now marked demanded (its block number in *promoted), or null. The caller queues it
+  // again at demand priority (whichever copy a worker takes first decodes it).
+  std::shared_ptr<InFlight> promote_next_readahead_locked(uint64_t block, uint64_t* promoted);
   // Queues a read-ahead decode unless the block is cached or under way; false, without waiting,
   // when the in-flight mutex is busy (read-ahead is a hint; the reader that planned it goes on).
   bool request_readahead(uint64_t block);
