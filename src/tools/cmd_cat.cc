@@ -159,7 +159,6 @@ Outcome cat_engine(const char* path, IndexAccess& access, const engine::FileRef&
     const uint64_t begin = std::min(offset, size);
     const uint64_t end = begin + std::min(length, size - begin);
     const bool reaches_end = length >= size - begin;
-    const uint64_t start = begin;
     offset = begin;
     while (offset < end) {
       const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, end - offset));
@@ -182,8 +181,9 @@ Outcome cat_engine(const char* path, IndexAccess& access, const engine::FileRef&
     }
     if (offset >= end) return reaches_end ? check_tail(path, reader->index()) : kWritten;
     std::fprintf(stderr, "mibz2 cat: %s: its stored index does not match the file; indexing it again\n", path);
-    // What is left of the range, in the new index's offsets (the same for every byte written).
-    length = length == UINT64_MAX ? length : length - (offset - start);
+    // What is left of the range, in the new index's offsets (the same for every byte written); a
+    // range to the end stays one.
+    length -= offset - begin;
   }
 }
 
