@@ -321,7 +321,8 @@ bool Catalog::accept_same_content(const CatalogFile& file, const index::SourceBy
   // Damage is a fact about one file's bytes: an index recording it is trusted only for the file it
   // was made from. A copy with the same size and fingerprint may well be intact (the damage lies
   // between the fingerprinted ends), and its blocks would then read as errors; it is indexed anew.
-  if (loaded->damaged_blocks || loaded->truncated_at_bit || (loaded->flags & index::BlockIndex::kStreamCrcMismatch)) {
+  // Every kind of damage (truncation and stream CRC mismatch too) is a damaged record, counted.
+  if (loaded->damaged_blocks) {
     *reason = (origin->sidecar ? origin->index_path : std::string("the stored index")) +
               " records damage, which is trusted only for the file it was made from";
     return false;
