@@ -340,5 +340,38 @@ TEST(RunLengthPaths, RandomPiecesAgreeWithTheDefinition) {
   }
 }
 
+// The most a piece can expand: a count byte first (four equal bytes carried from the piece before),
+// then four equal bytes and a count of 255 every five bytes. The room reserved ahead must cover
+// it with the vector stores' overshoot: before the fix it was 220 bytes short (ASan saw the
+// write past the buffer).
+TEST(RunLengthPaths, APieceOfCountsOnlyStaysWithinTheRoomItReserved) {
+  Bytes piece{255};
+  while (piece.size() + 5 <= 4096) piece.insert(piece.end(), {'b', 'b', 'b', 'b', 255});
+  const Bytes prime(4, 'a');
+  Bytes pre = prime;
+  pre.insert(pre.end(), piece.begin(), piece.end());
+  const std::optional<Bytes> expected = rle1_decode(pre);
+  ASSERT_TRUE(expected);
+  for (Isa level : levels()) {
+    SCOPED_TRACE(name(level));
+    IsaCap cap(level);
+    // Room for exactly what the old formula reserved for a 4096-byte piece: no growth, so any
+    // byte written past it is past the allocation.
+    for (size_t room : {size_t{212189}, size_t{212189} + 64, size_t{100000}}) {
+      SCOPED_TRACE(room);
+      bz2::RunLengthDecoder rle(false);
+      bz2::ByteBuffer out;
+      out.reserve_exact(prime.size() + room);
+      Bytes in = prime;
+      rle.feed(in.data(), in.size(), out);
+      ASSERT_TRUE(rle.awaiting_count());
+      Bytes rest = piece;
+      rle.feed(rest.data(), rest.size(), out);
+      EXPECT_LE(out.size(), out.capacity());
+      ASSERT_TRUE(same_bytes(Bytes(out.data(), out.data() + out.size()), *expected));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mibz2::test

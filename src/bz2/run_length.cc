@@ -52,14 +52,32 @@ void RunLengthDecoder::derandomise(uint8_t* data, size_t size) {
   }
 }
 
+namespace {
+
+// The most output `n` bytes of pre-RLE1 input can make, plus the 64 bytes the vector stores may
+// write beyond it: a count byte first (after four equal bytes carried from the piece before), then
+// four equal bytes and a count every five bytes, each count up to 255 copies.
+constexpr size_t worst_output(size_t n) { return n + 254 * (1 + n / 5) + 64; }
+// The longest slice whose worst output fits in `room` bytes (room >= worst_output(5)).
+constexpr size_t slice_for_room(size_t room) { return (room - worst_output(0)) / 259 * 5; }
+static_assert(worst_output(slice_for_room(worst_output(5))) <= worst_output(5));
+static_assert(worst_output(slice_for_room(1 << 20)) <= (1 << 20));
+
+}  // namespace
+
 void RunLengthDecoder::feed(uint8_t* data, size_t size, ByteBuffer& out) {
   if (randomised_) derandomise(data, size);
   const bool avx2 = isa() >= Isa::kAvx2;
-  // Slices bound the room reserved ahead: 5 bytes of a slice make at most 4 + 255.
+  // Slices bound the room needed ahead of the output: 4096 bytes make at most 212 KB. When the
+  // buffer has less room left (it was sized for the block: BlockDecoder and the index reserve what
+  // a block makes), slices shrink to fit it rather than grow it, down to kMinSlice.
   constexpr size_t kSlice = 4096;
+  constexpr size_t kMinSlice = 64;
   for (size_t done = 0; done < size;) {
-    const size_t n = std::min(kSlice, size - done);
-    out.reserve_extra(n / 5 * 259 + 4 + 64);
+    size_t n = std::min(kSlice, size - done);
+    if (const size_t room = out.capacity() - out.size(); room >= worst_output(kMinSlice))
+      n = std::min(n, slice_for_room(room));
+    out.reserve_extra(worst_output(n));
     uint8_t* const o = out.data() + out.size();
     uint8_t* end;
 #if MIBZ2_HAVE_AVX2_PATHS

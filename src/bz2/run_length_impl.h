@@ -62,7 +62,7 @@ inline uint32_t first_window(uint64_t mask) {
 #endif
 }
 
-// Appends the RLE1 decoding of data[0..size) to o (room for 256 * size / 5 + size + 64 bytes), with
+// Appends the RLE1 decoding of data[0..size) to o (room for worst_output(size) in run_length.cc), with
 // the run state carried in *last / *run. Returns the new end of the output.
 MIBZ2_RLE_TARGET uint8_t* decode(const uint8_t* data, size_t size, uint8_t* o, int* last_io, int* run_io) {
   const uint8_t* p = data;
