@@ -32,6 +32,9 @@ constexpr int kBatchGroups = 32;
 // The BWT byte buffer has this many bytes beyond the block's limit, for whole-vector stores of
 // short zero runs.
 constexpr uint32_t kOutSlack = 64;
+// Output room reserved beyond a block's BWT length before RLE1: text makes about as many bytes as
+// it has BWT bytes, and RLE1 slices keep to the room left while it is at least a few KB.
+constexpr size_t kOutputRoomPastBwtLength = 64 << 10;
 
 // Moves mtf[index] to the front and returns it. Indices are small in practice (text: mostly < 16).
 inline uint8_t mtf_move_to_front(uint8_t* mtf, uint32_t index) {
@@ -260,6 +263,9 @@ Error BlockDecoder::decode(std::span<const uint8_t> data, uint64_t start_bit, in
     return {c, start_bit};
 
   const size_t out_start = out.size();
+  // A block's output is about its BWT length (more where RLE1 counted runs): reserved once, so the
+  // output buffer does not grow piece by piece (each growth a copy, or new pages to fault in).
+  out.reserve_extra(n + kOutputRoomPastBwtLength);
   RunLengthDecoder rle(result.randomised);
   im.bwt.for_each_piece([&](uint8_t* p, size_t size) { rle.feed(p, size, out); });
   if (rle.awaiting_count()) {

@@ -1,14 +1,15 @@
 // A growable byte buffer that, unlike std::vector<uint8_t>, does not zero what it allocates:
 // decoded blocks are written once and read many times, and zeroing up to 46 MB per block first
-// would cost as much as writing it.
+// would cost as much as writing it. Its memory comes from buffer_memory, which keeps large buffers
+// freed for the next block instead of unmapping them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <new>
 #include <utility>
+
+#include "bz2/buffer_memory.h"
 
 namespace mibz2::bz2 {
 
@@ -23,7 +24,7 @@ class ByteBuffer {
     swap(tmp);
     return *this;
   }
-  ~ByteBuffer() { std::free(data_); }
+  ~ByteBuffer() { buffer_memory::release(data_, capacity_); }
 
   uint8_t* data() { return data_; }
   const uint8_t* data() const { return data_; }
@@ -37,13 +38,10 @@ class ByteBuffer {
     if (capacity_ - size_ < extra) grow(size_ + extra);
   }
   // Makes the capacity at least `total` bytes, allocating exactly that much if it must grow (for
-  // buffers whose final size is known, so that capacity is what memory accounting says).
+  // buffers whose final size is known, so that capacity is what memory accounting says; large
+  // sizes are rounded up to buffer_memory::kGranule).
   void reserve_exact(size_t total) {
-    if (total <= capacity_) return;
-    void* p = std::realloc(data_, total);
-    if (!p) throw std::bad_alloc();
-    data_ = static_cast<uint8_t*>(p);
-    capacity_ = total;
+    if (total > capacity_) move_to(total);
   }
   // Sets the size; the bytes up to it must have been written (or are left unspecified).
   void resize_uninitialized(size_t n) {
@@ -73,10 +71,16 @@ class ByteBuffer {
   void grow(size_t need) {
     size_t cap = capacity_ ? capacity_ : 4096;
     while (cap < need) cap += cap / 2 + 4096;
-    void* p = std::realloc(data_, cap);
-    if (!p) throw std::bad_alloc();
-    data_ = static_cast<uint8_t*>(p);
-    capacity_ = cap;
+    move_to(cap);
+  }
+  // New memory of at least `cap` bytes, the bytes so far copied over.
+  void move_to(size_t cap) {
+    size_t got = 0;
+    auto* p = static_cast<uint8_t*>(buffer_memory::allocate(cap, &got));
+    if (size_) std::memcpy(p, data_, size_);
+    buffer_memory::release(data_, capacity_);
+    data_ = p;
+    capacity_ = got;
   }
 
   uint8_t* data_ = nullptr;

@@ -1,0 +1,86 @@
+#include "bz2/buffer_memory.h"
+
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <new>
+
+namespace mibz2::bz2::buffer_memory {
+namespace {
+
+struct Kept {
+  void* p;
+  size_t capacity;
+};
+
+struct FreeList {
+  std::mutex mu;
+  std::deque<Kept> kept;  // oldest first
+  size_t bytes = 0;
+};
+
+// Never destroyed: buffers may be freed by static destructors of other files, after this one's.
+FreeList& free_list() {
+  static FreeList* const list = new FreeList;
+  return *list;
+}
+
+bool keepable(size_t capacity) { return capacity >= kMinKept && capacity <= kMaxKept; }
+
+}  // namespace
+
+void* allocate(size_t bytes, size_t* capacity) {
+  if (bytes >= kMinKept) bytes = (bytes + kGranule - 1) / kGranule * kGranule;
+  if (keepable(bytes)) {
+    FreeList& fl = free_list();
+    std::lock_guard lk(fl.mu);
+    // The smallest kept buffer that fits, if it is not more than half as large again.
+    auto best = fl.kept.end();
+    for (auto it = fl.kept.begin(); it != fl.kept.end(); ++it)
+      if (it->capacity >= bytes && it->capacity - bytes <= bytes / 2 &&
+          (best == fl.kept.end() || it->capacity < best->capacity))
+        best = it;
+    if (best != fl.kept.end()) {
+      void* p = best->p;
+      *capacity = best->capacity;
+      fl.bytes -= best->capacity;
+      fl.kept.erase(best);
+      return p;
+    }
+  }
+  void* p = std::malloc(bytes ? bytes : 1);
+  if (!p) throw std::bad_alloc();
+  *capacity = bytes;
+  return p;
+}
+
+void release(void* p, size_t capacity) {
+  if (!p) return;
+  if (!keepable(capacity)) {
+    std::free(p);
+    return;
+  }
+  // The oldest kept buffers make room; they are unmapped after the lock is let go.
+  Kept dropped[kKeptBytes / kMinKept];
+  size_t n_dropped = 0;
+  {
+    FreeList& fl = free_list();
+    std::lock_guard lk(fl.mu);
+    while (!fl.kept.empty() && fl.bytes + capacity > kKeptBytes) {
+      dropped[n_dropped++] = fl.kept.front();
+      fl.bytes -= fl.kept.front().capacity;
+      fl.kept.pop_front();
+    }
+    fl.kept.push_back({p, capacity});
+    fl.bytes += capacity;
+  }
+  for (size_t i = 0; i < n_dropped; ++i) std::free(dropped[i].p);
+}
+
+size_t kept_bytes() {
+  FreeList& fl = free_list();
+  std::lock_guard lk(fl.mu);
+  return fl.bytes;
+}
+
+}  // namespace mibz2::bz2::buffer_memory

@@ -1,0 +1,115 @@
+// buffer_memory: large buffers freed are reused for the next of about their size, within a bound
+// in bytes; ByteBuffer keeps its bytes across the moves growth makes.
+#include "bz2/buffer_memory.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "bz2/byte_buffer.h"
+
+namespace mibz2::test {
+namespace {
+
+namespace bm = bz2::buffer_memory;
+constexpr size_t kMiB = size_t{1} << 20;
+
+TEST(BufferMemory, ALargeBufferFreedServesTheNextOfAboutItsSize) {
+  // A size no other test uses, so that the buffer found is this one.
+  const size_t size = kMiB + 3 * bm::kGranule + 5;
+  size_t cap = 0;
+  void* p = bm::allocate(size, &cap);
+  EXPECT_GE(cap, size);
+  EXPECT_EQ(cap % bm::kGranule, 0u);
+  std::memset(p, 0x5A, cap);
+  bm::release(p, cap);
+  size_t cap2 = 0;
+  void* q = bm::allocate(size - 1000, &cap2);
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(cap2, cap);
+  EXPECT_EQ(static_cast<uint8_t*>(q)[cap2 - 1], 0x5A);  // the same memory, already written
+  bm::release(q, cap2);
+}
+
+TEST(BufferMemory, ABufferFarLargerThanTheRequestIsNotHandedOut) {
+  size_t big_cap = 0;
+  void* big = bm::allocate(6 * kMiB + bm::kGranule, &big_cap);
+  bm::release(big, big_cap);
+  size_t cap = 0;
+  void* small = bm::allocate(kMiB + 7 * bm::kGranule, &cap);
+  EXPECT_NE(small, big);
+  EXPECT_LT(cap, big_cap);
+  bm::release(small, cap);
+}
+
+TEST(BufferMemory, KeptMemoryStaysWithinItsBound) {
+  std::vector<std::pair<void*, size_t>> bufs;
+  for (int i = 0; i < 40; ++i) {
+    size_t cap = 0;
+    void* p = bm::allocate(kMiB, &cap);
+    bufs.emplace_back(p, cap);
+  }
+  for (auto [p, cap] : bufs) bm::release(p, cap);
+  EXPECT_LE(bm::kept_bytes(), bm::kKeptBytes);
+  EXPECT_GT(bm::kept_bytes(), bm::kKeptBytes / 2);  // they were kept, up to the bound
+}
+
+TEST(BufferMemory, SmallAndHugeBuffersAreNotKept) {
+  for (size_t size : {size_t{100} << 10, 4 * bm::kMaxKept}) {
+    SCOPED_TRACE(size);
+    size_t cap = 0;
+    void* p = bm::allocate(size, &cap);
+    const size_t before = bm::kept_bytes();
+    bm::release(p, cap);
+    EXPECT_EQ(bm::kept_bytes(), before);
+  }
+}
+
+TEST(BufferMemory, AByteBufferKeepsItsBytesAsItGrowsAndMoves) {
+  bz2::ByteBuffer b;
+  uint32_t x = 1;
+  std::vector<uint8_t> expect;
+  while (b.size() < 3 * kMiB) {
+    uint8_t chunk[777];
+    for (uint8_t& c : chunk) c = static_cast<uint8_t>(x = x * 1103515245 + 12345);
+    b.append(chunk, sizeof chunk);
+    expect.insert(expect.end(), chunk, chunk + sizeof chunk);
+  }
+  b.reserve_exact(b.size() + 5 * kMiB);
+  EXPECT_GE(b.capacity(), b.size() + 5 * kMiB);
+  ASSERT_EQ(b.size(), expect.size());
+  EXPECT_EQ(std::memcmp(b.data(), expect.data(), expect.size()), 0);
+}
+
+// Threads allocating and freeing blocks side by side, as decoder workers and a cache do: every
+// buffer is whole and its own while held, and the bound holds at the end.
+TEST(BufferMemoryConcurrent, ThreadsShareTheKeptBuffersSafely) {
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t, &bad] {
+      uint32_t x = 77 + static_cast<uint32_t>(t);
+      for (int i = 0; i < 400; ++i) {
+        x = x * 1664525 + 1013904223;
+        const size_t size = bm::kMinKept + (x >> 8) % (2 * kMiB);
+        size_t cap = 0;
+        auto* p = static_cast<uint8_t*>(bm::allocate(size, &cap));
+        const uint8_t mark = static_cast<uint8_t>(t * 31 + i);
+        std::memset(p, mark, size);
+        std::this_thread::yield();
+        if (p[0] != mark || p[size / 2] != mark || p[size - 1] != mark) ++bad;
+        bm::release(p, cap);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_LE(bm::kept_bytes(), bm::kKeptBytes);
+}
+
+}  // namespace
+}  // namespace mibz2::test
