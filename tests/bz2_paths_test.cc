@@ -203,6 +203,43 @@ TEST(DecoderPaths, EveryTableCountWithLongCodes) {
   }
 }
 
+TEST(DecoderPaths, TheBlockEndsAtEveryPlaceOfAGroupAfterShortAndLongCodes) {
+  // The symbol decoder looks up four entries per refill while a group has room for four pairs,
+  // one at a time near the group's end. Blocks of 1 to 160 symbols put the end of the block at
+  // every place of the first three groups; codes of 1 to 13 bits (random bytes: most codes are
+  // long, a few short; text: mostly short) put pairs, single codes and slow codes at every place
+  // of the four lookups.
+  for (size_t n = 1; n <= 160; ++n) {
+    BlockSpec spec{rle1_encode(n % 2 ? random_bytes(n, 1000 + n) : text_bytes(n, 1000 + n))};
+    const int alpha = block_alphabet_size(spec);
+    for (int t = 0; t < 2; ++t)
+      spec.code_lengths.push_back(complete_lengths(alpha, 13, static_cast<uint64_t>(7 * n + t)));
+    for (int g = 0; g < 4; ++g) spec.group_tables.push_back(static_cast<uint8_t>(g % 2));
+    const Bytes file = make_stream(1, {spec});
+    ASSERT_TRUE(libbz2_decompress(file).ok) << n << " bytes";
+    expect_every_level_agrees(file, std::to_string(n) + " bytes");
+  }
+  // Short codes for the frequent symbols (the run symbols and small MTF indices: two to a lookup)
+  // and long ones (one to a lookup, or the slow walk) for the rest make every mix, so the four
+  // lookups start at every place of a group, the last possible one (eight symbols before its end)
+  // too: with 5-bit codes mostly pairs, with 4-bit ones mostly single codes.
+  for (int short_bits = 4; short_bits <= 5; ++short_bits) {
+    for (uint64_t seed = 0; seed < 4; ++seed) {
+      BlockSpec spec{rle1_encode(text_bytes(30000, 12 + seed))};
+      const int alpha = block_alphabet_size(spec);
+      const int n_short = std::min(alpha - 1, (1 << short_bits) - 1);
+      int long_bits = short_bits;
+      while ((alpha - n_short) > (1 << (long_bits - short_bits))) ++long_bits;  // Kraft sum <= 1
+      std::vector<uint8_t> lens(static_cast<size_t>(alpha), static_cast<uint8_t>(long_bits));
+      for (int k = 0; k < n_short; ++k) lens[static_cast<size_t>(k)] = static_cast<uint8_t>(short_bits);
+      spec.code_lengths = {lens, lens};  // the format's least number of tables
+      const Bytes file = make_stream(1, {spec});
+      ASSERT_TRUE(libbz2_decompress(file).ok);
+      expect_every_level_agrees(file, std::to_string(short_bits) + "-bit short codes, seed " + std::to_string(seed));
+    }
+  }
+}
+
 TEST(DecoderPaths, IncompleteAndOversubscribedCodeSets) {
   // Length sets that are no prefix code: libbz2 defines what they decode to (its limit/base
   // walk), or rejects the block. The lookup table must agree with that walk everywhere.

@@ -115,38 +115,57 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
       const uint32_t* const lut = table.lut();
       uint16_t* const s = syms + k;
       uint32_t i = 0;
-      for (;;) {
-        br.refill();
-        const uint32_t e = lut[br.window() >> (64 - kLutBits)];
-        if (e != HuffmanTable::kSlow) [[likely]] {
-          // Both symbols are stored; a pair at the group's last symbol counts and consumes only
-          // its first (the next group has its own table).
-          s[i] = static_cast<uint16_t>(HuffmanTable::entry_symbol1(e));
-          s[i + 1] = static_cast<uint16_t>(HuffmanTable::entry_symbol2(e));
-          if (i + 2 <= kGroupSize) [[likely]] {
-            br.consume(HuffmanTable::entry_length(e));
-            i += HuffmanTable::entry_count(e);
-          } else {
-            br.consume(HuffmanTable::entry_length1(e));
-            i += 1;
-          }
+      // A copy whose address is never taken stays in registers (br itself is passed to fail_at).
+      BitReader r = br;
+      // One lookup: stores both symbols of a fast entry; false on a slow one (nothing consumed).
+      auto fast = [&](bool whole_pair) __attribute__((always_inline)) {
+        const uint32_t e = lut[r.window() >> (64 - kLutBits)];
+        if (e == HuffmanTable::kSlow) [[unlikely]] return false;
+        s[i] = static_cast<uint16_t>(HuffmanTable::entry_symbol1(e));
+        s[i + 1] = static_cast<uint16_t>(HuffmanTable::entry_symbol2(e));
+        if (whole_pair) {
+          r.consume(HuffmanTable::entry_length(e));
+          i += HuffmanTable::entry_count(e);
         } else {
-          int len = 0;
-          const int sym = table.decode_slow(br.window(), &len);
-          if (sym < 0) {
-            stop = Stop::kError;
-            stop_error = fail_at(br, ErrorCode::kBadHuffmanCode);
-            break;
-          }
-          br.consume(static_cast<unsigned>(len));
-          if (sym == end_of_block) {
-            stop = Stop::kEndOfBlock;
-            break;
-          }
-          s[i++] = static_cast<uint16_t>(sym);
+          r.consume(HuffmanTable::entry_length1(e));
+          i += 1;
         }
+        return true;
+      };
+      for (;;) {
+        r.refill();
+        // With room for four pairs, four lookups share one refill: 4 * kLutBits bits of the 56
+        // (and after three, 26 bits remain for a slow code of up to kMaxCodeLength). Each pair
+        // stored whole: the group's last symbol is not among them.
+        static_assert(4 * kLutBits <= 56 && 56 - 3 * kLutBits >= kMaxCodeLength);
+        if (i + 8 <= static_cast<uint32_t>(kGroupSize)) [[likely]] {
+          if (fast(true) && fast(true) && fast(true) && fast(true)) {
+            if (i >= static_cast<uint32_t>(kGroupSize)) break;
+            continue;
+          }
+        } else if (fast(i + 2 <= static_cast<uint32_t>(kGroupSize))) {
+          if (i >= static_cast<uint32_t>(kGroupSize)) break;
+          continue;
+        }
+        // A slow entry (a long code, a bad code, or the end of the block), with at least
+        // kMaxCodeLength bits buffered.
+        int len = 0;
+        const int sym = table.decode_slow(r.window(), &len);
+        if (sym < 0) {
+          br = r;
+          stop = Stop::kError;
+          stop_error = fail_at(br, ErrorCode::kBadHuffmanCode);
+          break;
+        }
+        r.consume(static_cast<unsigned>(len));
+        if (sym == end_of_block) {
+          stop = Stop::kEndOfBlock;
+          break;
+        }
+        s[i++] = static_cast<uint16_t>(sym);
         if (i >= static_cast<uint32_t>(kGroupSize)) break;
       }
+      br = r;
       k += i;
       if (stop != Stop::kNone) {
         ++group;
