@@ -232,12 +232,13 @@ IndexBuilder::Decoded IndexBuilder::decode_candidate(uint64_t bit, uint64_t gues
   const uint64_t first = bit / 8;
   uint64_t want = guess_end_bit > bit ? (guess_end_bit + 7) / 8 - first + kBlockSlackBytes : kFirstGuessBytes;
   want = std::min(want, kMaxBlockBytes);
-  std::vector<uint8_t> buf;
+  bz2::ByteBuffer bytes;  // not zeroed first, unlike a vector: the read fills it
   Decoded d;
   for (;;) {
-    buf.resize(static_cast<size_t>(std::min<uint64_t>(want, source_.size() - first)));
-    const ssize_t got = source_.read(first, buf.size(), buf.data());
-    buf.resize(got > 0 ? static_cast<size_t>(got) : 0);
+    bytes.resize_uninitialized(static_cast<size_t>(std::min<uint64_t>(want, source_.size() - first)));
+    const ssize_t got = source_.read(first, bytes.size(), bytes.data());
+    bytes.resize_uninitialized(got > 0 ? static_cast<size_t>(got) : 0);
+    const std::span<const uint8_t> buf{bytes.data(), bytes.size()};
     const bool whole_rest = first + buf.size() >= source_.size() || got < static_cast<ssize_t>(want);
     out.clear();
     d.error = decoder.decode(buf, bit % 8, kDecodeLevel, out, d.result);
@@ -256,8 +257,8 @@ IndexBuilder::Decoded IndexBuilder::decode_candidate(uint64_t bit, uint64_t gues
   if (d.result.symbols_read) {
     const uint64_t end_rel = d.result.end_bit - base;
     uint64_t m;
-    if (end_rel + 48 <= buf.size() * 8) {
-      m = bz2::read48_at(buf, end_rel);
+    if (end_rel + 48 <= bytes.size() * 8) {
+      m = bz2::read48_at({bytes.data(), bytes.size()}, end_rel);
     } else {
       uint8_t tail[8] = {};
       const ssize_t n = source_.read(d.result.end_bit / 8, sizeof tail, tail);
