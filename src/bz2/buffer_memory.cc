@@ -25,12 +25,26 @@ FreeList& free_list() {
   return *list;
 }
 
-bool keepable(size_t capacity) { return capacity >= kMinKept && capacity <= kMaxKept; }
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kKeeps = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kKeeps = false;
+#else
+constexpr bool kKeeps = true;
+#endif
+#else
+constexpr bool kKeeps = true;
+#endif
+
+bool keepable(size_t capacity) { return kKeeps && capacity >= kMinKept && capacity <= kMaxKept; }
 
 }  // namespace
 
+bool keeps_buffers() { return kKeeps; }
+
 void* allocate(size_t bytes, size_t* capacity) {
-  if (bytes >= kMinKept) bytes = (bytes + kGranule - 1) / kGranule * kGranule;
+  if (kKeeps && bytes >= kMinKept) bytes = (bytes + kGranule - 1) / kGranule * kGranule;
   if (keepable(bytes)) {
     FreeList& fl = free_list();
     std::lock_guard lk(fl.mu);

@@ -24,6 +24,11 @@ inline constexpr size_t kMaxKept = size_t{8} << 20;    // larger ones are rare (
 inline constexpr size_t kKeptBytes = size_t{16} << 20;  // within the memory rule's fixed 64 MiB
 inline constexpr size_t kGranule = size_t{64} << 10;   // large sizes round up to this
 
+// False under AddressSanitizer: there every buffer is an allocation of exactly the size asked,
+// freed at once, so that a write past a buffer or a use after its release is still seen (a kept
+// or rounded-up buffer would hide both).
+bool keeps_buffers();
+
 // At least `bytes` bytes (rounded up when large; the size given in *capacity); throws
 // std::bad_alloc when there is no memory.
 void* allocate(size_t bytes, size_t* capacity);
