@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bz2/stream_parser.h"
+#include "index/block_check.h"
 #include "index/index_format.h"
 #include "index/source_window.h"
 #include "index_test_support.h"
@@ -140,6 +141,29 @@ TEST(IndexCorpus, RandomRangesThroughTheIndexEqualTheOriginal) {
   EXPECT_GE(checked, kSanitized ? 2500u : 10000u);
   EXPECT_GE(spanning_blocks, kSanitized ? 400u : 1000u);
   EXPECT_GE(spanning_streams, 100u);
+}
+
+// A block decoded for a reader (check_block) is held by the cache, which counts its capacity: the
+// buffer is sized once from the block's record (its size + 4096) and the decode must not grow it.
+// The decoder that reserved room of its own beyond that grew 66 blocks of the corpus.
+TEST(IndexCorpus, ACheckedBlockKeepsTheBufferItsRecordSized) {
+  bz2::BlockDecoder decoder;
+  bz2::ByteBuffer compressed;
+  for (const Variant& v : corpus()) {
+    SCOPED_TRACE(v.name);
+    const index::BuildResult r = build_guarded(v.file, 1);
+    ASSERT_TRUE(r.ok) << r.error;
+    const index::SpanBytes source(v.file);
+    for (size_t b = 0; b < r.index.blocks.size(); ++b) {
+      const uint64_t expect = r.index.block_size(b);
+      bz2::ByteBuffer out;
+      out.reserve_exact(expect + 4096);  // what check_block reserves: it finds the room there
+      const size_t sized = out.capacity();
+      ASSERT_EQ(index::check_block(r.index, b, source, decoder, compressed, out).kind, index::BlockCheck::kOk);
+      ASSERT_EQ(out.size(), expect);
+      EXPECT_EQ(out.capacity(), sized) << "block " << b << " grew its buffer";
+    }
+  }
 }
 
 TEST(IndexCorpus, SerializeParseRoundTrip) {

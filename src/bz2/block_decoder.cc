@@ -263,9 +263,12 @@ Error BlockDecoder::decode(std::span<const uint8_t> data, uint64_t start_bit, in
     return {c, start_bit};
 
   const size_t out_start = out.size();
-  // A block's output is about its BWT length (more where RLE1 counted runs): reserved once, so the
-  // output buffer does not grow piece by piece (each growth a copy, or new pages to fault in).
-  out.reserve_extra(n + kOutputRoomPastBwtLength);
+  // A block makes at least 4/5 of its BWT length (a count byte of 0 after every four equal bytes).
+  // A buffer with less room than that was not sized for this block by the caller (the index
+  // builder's, whose blocks are unknown until decoded): it gets about the block's output at once,
+  // the BWT length and some, so that it does not grow piece by piece (each growth a copy, or new
+  // pages to fault in). A buffer sized from the block's record keeps its size.
+  if (out.capacity() - out.size() < n / 5 * 4) out.reserve_extra(n + kOutputRoomPastBwtLength);
   RunLengthDecoder rle(result.randomised);
   im.bwt.for_each_piece([&](uint8_t* p, size_t size) { rle.feed(p, size, out); });
   if (rle.awaiting_count()) {
