@@ -137,13 +137,13 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
         // With room for four pairs, four lookups share one refill: 4 * kLutBits bits of the 56
         // (and after three, 26 bits remain for a slow code of up to kMaxCodeLength). Each pair
         // stored whole: the group's last symbol is not among them.
+        // Near the group's end, one lookup at a time (a pair at its last symbol counts only its
+        // first: the next group has its own table).
         static_assert(4 * kLutBits <= 56 && 56 - 3 * kLutBits >= kMaxCodeLength);
-        if (i + 8 <= static_cast<uint32_t>(kGroupSize)) [[likely]] {
-          if (fast(true) && fast(true) && fast(true) && fast(true)) {
-            if (i >= static_cast<uint32_t>(kGroupSize)) break;
-            continue;
-          }
-        } else if (fast(i + 2 <= static_cast<uint32_t>(kGroupSize))) {
+        const bool all_fast = i + 8 <= static_cast<uint32_t>(kGroupSize)
+                                  ? fast(true) && fast(true) && fast(true) && fast(true)
+                                  : fast(i + 2 <= static_cast<uint32_t>(kGroupSize));
+        if (all_fast) [[likely]] {
           if (i >= static_cast<uint32_t>(kGroupSize)) break;
           continue;
         }
