@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/sanitizers.h"
 #include "bz2/block_decoder.h"
 #include "bz2/errors.h"
 
@@ -21,17 +22,7 @@ namespace mibz2::test {
 
 // A sanitizer build: slower, and its memory figures are the sanitizer's (ASan keeps freed memory
 // in quarantine), not the program's.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-inline constexpr bool kSanitized = true;
-#else
-inline constexpr bool kSanitized = false;
-#endif
-#else
-inline constexpr bool kSanitized = false;
-#endif
+inline constexpr bool kSanitized = base::kAddressSanitizer || base::kThreadSanitizer;
 
 using Bytes = std::vector<uint8_t>;
 

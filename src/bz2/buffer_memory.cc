@@ -5,6 +5,8 @@
 #include <mutex>
 #include <new>
 
+#include "base/sanitizers.h"
+
 namespace mibz2::bz2::buffer_memory {
 namespace {
 
@@ -25,17 +27,8 @@ FreeList& free_list() {
   return *list;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kKeeps = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kKeeps = false;
-#else
-constexpr bool kKeeps = true;
-#endif
-#else
-constexpr bool kKeeps = true;
-#endif
+// buffer_memory.h: nothing kept under AddressSanitizer.
+constexpr bool kKeeps = !base::kAddressSanitizer;
 
 bool keepable(size_t capacity) { return kKeeps && capacity >= kMinKept && capacity <= kMaxKept; }
 
