@@ -240,10 +240,11 @@ int cmd_cat(const CatOptions& o) {
   // (read-ahead takes up to a quarter of it): 16 MiB a thread. A cache as large as the file would
   // only make every block fresh memory (a page fault per 4 KiB) where evicted blocks' memory is
   // reused (bz2/buffer_memory.h).
-  const unsigned threads = o.threads ? o.threads : engine::default_decoder_threads();
-  const uint64_t cache_bytes = std::min<uint64_t>(engine::default_cache_bytes(), (uint64_t{threads} + 1) * (16 << 20));
-  if (!streaming || reads_stdin)
+  if (!streaming || reads_stdin) {
+    const unsigned threads = o.threads ? o.threads : engine::default_decoder_threads();
+    const uint64_t cache_bytes = std::min<uint64_t>(engine::default_cache_bytes(), (uint64_t{threads} + 1) * (16 << 20));
     access = std::make_unique<IndexAccess>("mibz2 cat", o.threads, o.index_dir, cache_bytes);
+  }
   int status = kExitOk;
   for (const std::string& name : files) {
     const char* path = name.c_str();
