@@ -61,13 +61,13 @@ void HuffmanTable::build(const uint8_t* lengths, int alpha_size) {
       continue;
     }
     const uint32_t len1 = first >> 9;
-    uint32_t e = sym1 | (len1 << 18) | (len1 << 23) | (1u << 28);
+    uint32_t e = make_entry(sym1, len1, 0, len1, 1);
     if (len1 < static_cast<uint32_t>(kLutBits)) {
       const uint16_t second = single[(v << len1) & (kEntries - 1)];
       const uint32_t sym2 = second & 0x1FF;
       const uint32_t len2 = second >> 9;
       if (second != kNone && sym2 != end_of_block && len1 + len2 <= static_cast<uint32_t>(kLutBits))
-        e = sym1 | (sym2 << 9) | (len1 << 18) | ((len1 + len2) << 23) | (2u << 28);
+        e = make_entry(sym1, len1, sym2, len1 + len2, 2);
     }
     lut_[v] = e;
   }
