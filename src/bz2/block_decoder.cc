@@ -16,6 +16,7 @@
 #include "bz2/crc32.h"
 #include "bz2/huffman.h"
 #include "bz2/inverse_bwt.h"
+#include "bz2/run_fold.h"
 #include "bz2/run_length.h"
 
 namespace mibz2::bz2 {
@@ -25,8 +26,6 @@ constexpr int kMinTables = 2;
 constexpr int kMaxTables = 6;
 constexpr int kGroupSize = 50;                            // symbols coded with one selector
 constexpr int kMaxSelectors = 2 + 900000 / kGroupSize;    // 18002: more are read and ignored
-constexpr uint32_t kMaxRunWeight = 2 * 1024 * 1024;       // libbz2's bound on a RUNA/RUNB run
-constexpr uint32_t kRunB = 1;
 // Groups per batch of the two-pass symbol decoder: 32 * 50 symbols of 2 bytes stay in L1.
 constexpr int kBatchGroups = 32;
 // The BWT byte buffer has this many bytes beyond the block's limit, for whole-vector stores of
@@ -51,13 +50,6 @@ inline uint8_t mtf_move_to_front(uint8_t* mtf, uint32_t index) {
   mtf[0] = v;
   return v;
 }
-
-// A literal of the symbol stream with the zero run before it (see symbols_impl.h).
-struct Literal {
-  uint32_t run;     // bytes of the run before it
-  uint16_t index;   // MTF index (symbol - 1)
-  uint16_t symbol;  // its position in the batch
-};
 
 // Everything the symbol decoder needs from the block header.
 struct SymbolContext {

@@ -4,7 +4,7 @@
 //   MIBZ2_SYMBOLS_TARGET  its function attributes (empty for the portable version)
 //   MIBZ2_SYMBOLS_AVX2    1 for the AVX2 + BMI2 version
 //   MIBZ2_SYMBOLS_AVX512  1 for the version with AVX-512 VBMI as well (implies MIBZ2_SYMBOLS_AVX2)
-// and with SymbolContext, kGroupSize, kMaxRunWeight and fail_at() defined.
+// and with SymbolContext, kGroupSize and fail_at() defined.
 //
 // Passes over batches of kBatchGroups groups (1600 symbols, 3.2 KB: the batch stays in L1):
 //  1. Huffman only: a table lookup yields one or two symbols, stored unconditionally; the only
@@ -12,9 +12,11 @@
 //     (lookup -> length -> shift) is all there is to wait for.
 //  2. Zero runs and MTF over the stored symbols, in two loops without a branch on the symbol
 //     (whether a symbol is a run symbol or a literal is a coin toss to the branch predictor):
-//     a. runs folded into a list of literals, each with the length of the run before it;
-//     b. per literal: its run (a vector store of the front byte), then its MTF move. In the AVX2 version the front 16 MTF entries live in a register and a
-//     move-to-front below 16 is one pshufb; with AVX-512 VBMI the front 64 entries live in a zmm
+//     a. runs folded into a list of literals, each with the length of the run before it
+//        (run_fold.h; the AVX-512 version folds 16 symbols at a time with prefix scans);
+//     b. per literal: its run (a vector store of the front byte), then its MTF move. In the AVX2
+//     version the front 16 MTF entries live in a register and a move-to-front below 16 is one
+//     pshufb; with AVX-512 VBMI the front 64 entries live in a zmm
 //     register and a move-to-front below 64 is one vpermb (real text: 15% of the MTF indices are
 //     16 or more, few are 64 or more).
 // An error met in pass 2 (run or block too long) is reported where the old one-pass loop reported
@@ -81,8 +83,7 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
   uint16_t* const syms = cx.syms;
   uint8_t* const mtf = cx.mtf;
   uint32_t n = 0;
-  uint32_t run_length = 0;  // pending zero-run: sum of (RUNA ? 1 : 2) * weight
-  uint32_t run_weight = 1;  // 1, 2, 4, ... for successive RUNA/RUNB symbols
+  RunState runs;            // the zero run being read
   uint32_t front_byte = mtf[0];  // the byte at the front of the MTF list
   uint32_t pending = 0;          // 1 once front_byte was emitted and not yet counted
 #if MIBZ2_SYMBOLS_AVX512
@@ -176,27 +177,12 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
     // ---- pass 2a: zero runs folded into a list of literals, without branches ----
     auto fail_after = [&](uint32_t j, ErrorCode code) { return fail_after_symbol(br, cx, batch_group, j, code); };
     Literal* const lits = cx.lits;
-    uint32_t m = 0;                // literals listed
-    uint32_t run_error_at = k;     // the symbol that made a run too long, if any
-    for (uint32_t j = 0; j < k; ++j) {
-      const uint32_t sym = syms[j];
-      const uint32_t literal = sym > kRunB;
-      const uint32_t keep = literal - 1;  // all ones after a run symbol, zero after a literal
-      // One test of a value, not `run_weight >= max && !literal`: GCC tests the literal first,
-      // and that branch is the coin toss this loop exists to avoid (real JSON, -j 1: this loop
-      // was 57% of decode_symbols' samples with it).
-      if ((run_weight & keep) >= kMaxRunWeight) [[unlikely]] {
-        run_error_at = j;
-        break;
-      }
-      // Written for every symbol, kept for literals.
-      lits[m] = Literal{run_length, static_cast<uint16_t>(sym - 1), static_cast<uint16_t>(j)};
-      m += literal;
-      // Masks, not ?: (GCC turns those back into the branch this loop exists to avoid: measured
-      // on real symbols, 4.1 ns a symbol with the branch, 1.4 without).
-      run_length = (run_length + (run_weight << (sym & 1))) & keep;  // RUNA: 1, RUNB: 2 weights
-      run_weight = ((run_weight << 1) & keep) | literal;
-    }
+    uint32_t run_error_at = k;  // the symbol that made a run too long, if any
+#if MIBZ2_SYMBOLS_AVX512
+    const uint32_t m = fold_runs_avx512(syms, k, runs, lits, &run_error_at);
+#else
+    const uint32_t m = fold_runs(syms, 0, k, runs, lits, 0, &run_error_at);
+#endif
 
     // ---- pass 2b: each literal's run (the front byte repeated), then its MTF move ----
     // counts[front] takes the front byte's own literal (pending) and the run after it when the
@@ -263,10 +249,10 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
 
     if (stop == Stop::kError) return stop_error;
     if (stop == Stop::kEndOfBlock) {
-      if (run_length > max_len - n) return fail_at(br, ErrorCode::kBlockTooLong);
-      std::memset(out + n, static_cast<int>(front_byte), run_length);
-      n += run_length;
-      counts[front_byte] += pending + run_length;
+      if (runs.length > max_len - n) return fail_at(br, ErrorCode::kBlockTooLong);
+      std::memset(out + n, static_cast<int>(front_byte), runs.length);
+      n += runs.length;
+      counts[front_byte] += pending + runs.length;
       if (br.overrun()) return fail_at(br, ErrorCode::kTruncated);
       *n_out = n;
       return {};
