@@ -36,6 +36,25 @@ TEST(BufferMemory, ALargeBufferFreedServesTheNextOfAboutItsSize) {
   bm::release(q, cap2);
 }
 
+TEST(BufferMemory, OfEqualKeptBuffersTheNewestIsHandedOut) {
+  if (!bm::keeps_buffers()) GTEST_SKIP() << "AddressSanitizer build: buffers are not kept";
+  // The newest was written last, so its bytes are likeliest still in the caches: handing out the
+  // oldest made every block of `mibz2 cat -j 2` write into cold memory (8% of its wall time).
+  const size_t size = kMiB + 5 * bm::kGranule + 3;  // a size no other test uses
+  void* p[3];
+  size_t cap[3];
+  for (int i = 0; i < 3; ++i) p[i] = bm::allocate(size, &cap[i]);
+  for (int i = 0; i < 3; ++i) bm::release(p[i], cap[i]);
+  for (int i = 2; i >= 0; --i) {
+    size_t c = 0;
+    void* q = bm::allocate(size, &c);
+    EXPECT_EQ(q, p[i]) << "expected the buffer released " << (2 - i) << " releases before the last";
+    p[i] = q;
+    cap[i] = c;
+  }
+  for (int i = 0; i < 3; ++i) bm::release(p[i], cap[i]);
+}
+
 TEST(BufferMemory, ABufferFarLargerThanTheRequestIsNotHandedOut) {
   if (!bm::keeps_buffers()) GTEST_SKIP() << "AddressSanitizer build: buffers are not kept";
   size_t big_cap = 0;

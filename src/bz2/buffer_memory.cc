@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <deque>
+#include <iterator>
 #include <mutex>
 #include <new>
 
@@ -41,17 +42,18 @@ void* allocate(size_t bytes, size_t* capacity) {
   if (keepable(bytes)) {
     FreeList& fl = free_list();
     std::lock_guard lk(fl.mu);
-    // The smallest kept buffer that fits, if it is not more than half as large again.
-    auto best = fl.kept.end();
-    for (auto it = fl.kept.begin(); it != fl.kept.end(); ++it)
+    // The smallest kept buffer that fits, if it is not more than half as large again; of equal
+    // ones the newest, whose bytes are likeliest still in the caches.
+    auto best = fl.kept.rend();
+    for (auto it = fl.kept.rbegin(); it != fl.kept.rend(); ++it)
       if (it->capacity >= bytes && it->capacity - bytes <= bytes / 2 &&
-          (best == fl.kept.end() || it->capacity < best->capacity))
+          (best == fl.kept.rend() || it->capacity < best->capacity))
         best = it;
-    if (best != fl.kept.end()) {
+    if (best != fl.kept.rend()) {
       void* p = best->p;
       *capacity = best->capacity;
       fl.bytes -= best->capacity;
-      fl.kept.erase(best);
+      fl.kept.erase(std::next(best).base());
       return p;
     }
   }

@@ -11,7 +11,10 @@
 //
 // The bound: at most kKeptBytes are kept (the oldest go first), only buffers of kMinKept to
 // kMaxKept bytes, and a kept buffer is handed out only for a request it exceeds by at most half,
-// so that a cache's accounting (by capacity) stays close to what blocks need. Thread-safe (one
+// so that a cache's accounting (by capacity) stays close to what blocks need. Of kept buffers that
+// fit alike the newest goes out first: its bytes are likeliest still in the caches (handing out
+// the oldest, `mibz2 cat -j 2` of 130 MB of JSON wrote every block into cold memory: 0.246 s of
+// wall time against 0.226 s, 21 paired runs). Thread-safe (one
 // mutex, taken once per buffer allocated or freed: a few hundred times per second of decoding).
 #pragma once
 
