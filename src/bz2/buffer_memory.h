@@ -14,8 +14,8 @@
 // so that a cache's accounting (by capacity) stays close to what blocks need. Of kept buffers that
 // fit alike the newest goes out first: its bytes are likeliest still in the caches (handing out
 // the oldest, `mibz2 cat -j 2` of 130 MB of JSON wrote every block into cold memory: 0.246 s of
-// wall time against 0.226 s, 21 paired runs). Thread-safe (one
-// mutex, taken once per buffer allocated or freed: a few hundred times per second of decoding).
+// wall time against 0.226 s, 21 paired runs). Thread-safe (one mutex, taken once per buffer
+// allocated or freed: a few hundred times per second of decoding).
 #pragma once
 
 #include <cstddef>
