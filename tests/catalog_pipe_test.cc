@@ -119,6 +119,58 @@ TEST(CatalogPipeConcurrent, APipeGivesTheFilesBlocksAndIndex) {
   }
 }
 
+// While the consumer still holds the first block, the decoders go on as far as a stream's budget
+// of decoded bytes allows, as they do for a file: here through the whole input. The pipe's stream
+// once got the window's count of candidates (8) as its bytes, so one decoded block waiting made
+// every decoder stop; the input was then read no further than the scan's first 4 MB piece.
+TEST(CatalogPipeConcurrent, DecodersWorkAheadOfASlowConsumerAsForAFile) {
+  // 6 MB that hardly compress: 60 blocks of 100 kB, more input than one scan piece.
+  const Bytes plain = random_bytes(6 << 20, 51);
+  const Bytes file = libbz2_compress(plain, 1);
+  ASSERT_GT(file.size(), size_t{5} << 20);
+  int fds[2];
+  ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
+  std::atomic<bool> all_written{false};
+  std::thread writer([&] {
+    size_t at = 0;
+    while (at < file.size()) {
+      const ssize_t n = write(fds[1], file.data() + at, std::min<size_t>(1 << 16, file.size() - at));
+      if (n <= 0) break;
+      at += static_cast<size_t>(n);
+    }
+    all_written = at == file.size();
+    close(fds[1]);
+  });
+  bool read_through_while_held = false;
+  Bytes got;
+  {
+    engine::EngineOptions options;
+    options.threads = 2;
+    engine::Engine engine(options);
+    index::IndexStore store("");
+    engine::Catalog catalog(engine, store);
+    index::PipeBytes input(fds[0]);
+    const index::BuildResult r = catalog.stream_once(input, [&](const index::BlockStream::Block& b) {
+      if (b.number == 0) {
+        // The whole input is read only if the decoders work ahead of this consumer. (The bound
+        // is for a regression: it ends a wait that would otherwise never end.)
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(kSanitized ? 120 : 30);
+        while (!all_written && std::chrono::steady_clock::now() < until)
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        read_through_while_held = all_written;
+      }
+      input.release_before(b.record.start_bit() / 8);
+      got.insert(got.end(), b.bytes.data(), b.bytes.data() + b.bytes.size());
+      return true;
+    });
+    EXPECT_TRUE(r.ok) << r.error;
+  }
+  writer.join();
+  close(fds[0]);
+  EXPECT_TRUE(read_through_while_held) << "the decoders stopped while the consumer held block 0";
+  EXPECT_TRUE(same_bytes(got, plain));
+}
+
 // The catalog's view of all its files while builds are held back (hold_builds_while), never
 // waiting: one building at 0%, the others queued, the bytes to do their sizes; a stopped wait
 // leaves everything as it was; once released, all ready and counted, and a second catalog loads

@@ -905,8 +905,7 @@ bool Catalog::stream(const FileRef& file, const std::function<bool(const index::
   }
   // The stream's room is freed on this thread; the build is known once started.
   std::shared_ptr<Build> build;
-  const uint64_t budget = kStreamBytesPerThread * engine_.pool().threads();
-  auto blocks = std::make_unique<index::BlockStream>(budget, [&build, this] { pump(build); });
+  auto blocks = make_block_stream(build);
   index::BlockStream* stream = blocks.get();
   build = start_build(file, std::move(blocks));
   if (!build) return false;
@@ -914,6 +913,16 @@ bool Catalog::stream(const FileRef& file, const std::function<bool(const index::
   std::unique_lock lk(file->mu_);
   file->settled_.wait(lk, [&] { return file->state_ == IndexState::kReady || file->state_ == IndexState::kFailed; });
   return !stopped && file->state_ == IndexState::kReady;
+}
+
+// Both kinds of stream (a file's, a pipe's) hold the same decoded bytes ahead of their consumer:
+// the pipe's once got the window's count of candidates as its bytes, so that one decoded block
+// waiting for a slow consumer stopped every decoder (mibz2 cat - | md5sum: 0.48 s against 0.38 s
+// for the file). `build` is the caller's, set once the build has started: the stream pumps it
+// whenever its consumer frees room.
+std::unique_ptr<index::BlockStream> Catalog::make_block_stream(std::shared_ptr<Build>& build) {
+  const uint64_t budget = kStreamBytesPerThread * engine_.pool().threads();
+  return std::make_unique<index::BlockStream>(budget, [&build, this] { pump(build); });
 }
 
 bool Catalog::consume(const std::shared_ptr<Build>& build, index::BlockStream& stream,
@@ -942,8 +951,7 @@ index::BuildResult Catalog::stream_once(const index::SourceBytes& source,
     file->state_ = IndexState::kBuilding;
   }
   std::shared_ptr<Build> build;
-  const size_t window = kWindowPerThread * engine_.pool().threads();
-  auto blocks = std::make_unique<index::BlockStream>(window, [&build, this] { pump(build); });
+  auto blocks = make_block_stream(build);
   index::BlockStream* stream = blocks.get();
   build = start_build(file, std::move(blocks), &source);
   consume(build, *stream, sink);

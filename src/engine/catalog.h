@@ -244,6 +244,9 @@ class Catalog {
   // `once`: the bytes of a source read once (stream_once), instead of opening the file's source.
   std::shared_ptr<Build> start_build(const FileRef& file, std::unique_ptr<index::BlockStream> stream,
                                      const index::SourceBytes* once = nullptr);
+  // The block queue of a stream (stream(), stream_once()), with the decoded bytes it may hold
+  // ahead of its consumer; it pumps `build` (the caller's, set once started) as room frees.
+  std::unique_ptr<index::BlockStream> make_block_stream(std::shared_ptr<Build>& build);
   // Hands the stream's blocks to `sink` until it ends or the sink stops it (then cancelled);
   // returns whether the sink stopped it.
   bool consume(const std::shared_ptr<Build>& build, index::BlockStream& stream,
