@@ -11,8 +11,11 @@
 namespace mibz2::index {
 namespace {
 
-// Scan a few MB at a time: long enough to amortise the hand-off, short enough that the first
-// decodes start at once (the scanner runs at GB/s, a block decodes in ~10 ms).
+// Scan a few MB at a time, long enough to amortise the hand-off; but the first pieces short, as
+// long as what was scanned before them, so that the first decodes start at once: every decoder
+// but the scanner idles until the first piece is scanned, and a 4 MB piece (read and scanned,
+// ~3 ms) took as long as decoding a block.
+constexpr uint64_t kFirstScanBytes = 256 << 10;
 constexpr uint64_t kScanChunkBytes = 4 << 20;
 // Candidates are decoded before their stream is known, so with the largest block size; the
 // stream's real level is applied when the candidate is resolved.
@@ -117,7 +120,8 @@ IndexBuilder::Step IndexBuilder::step(bz2::BlockDecoder& decoder, bz2::ByteBuffe
 IndexBuilder::Step IndexBuilder::scan_locked(std::unique_lock<std::mutex>& lk) {
   scanning_ = true;
   const uint64_t from = scan_pos_;
-  const uint64_t to = std::min<uint64_t>(from + kScanChunkBytes, source_.size());
+  const uint64_t piece = std::clamp(from, kFirstScanBytes, kScanChunkBytes);
+  const uint64_t to = std::min<uint64_t>(from + piece, source_.size());
   lk.unlock();
   const uint64_t base = from >= kScanBefore ? from - kScanBefore : 0;
   const uint64_t end = std::min<uint64_t>(to + kScanAfter, source_.size());

@@ -122,7 +122,7 @@ TEST(CatalogPipeConcurrent, APipeGivesTheFilesBlocksAndIndex) {
 // While the consumer still holds the first block, the decoders go on as far as a stream's budget
 // of decoded bytes allows, as they do for a file: here through the whole input. The pipe's stream
 // once got the window's count of candidates (8) as its bytes, so one decoded block waiting made
-// every decoder stop; the input was then read no further than the scan's first 4 MB piece.
+// every decoder stop; the input was then read no further than the scan's first pieces.
 TEST(CatalogPipeConcurrent, DecodersWorkAheadOfASlowConsumerAsForAFile) {
   // 6 MB that hardly compress: 60 blocks of 100 kB, more input than one scan piece.
   const Bytes plain = random_bytes(6 << 20, 51);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "bz2/stream_parser.h"
@@ -264,6 +265,54 @@ class ShrunkBytes final : public index::SourceBytes {
   const Bytes& data_;
   const uint64_t left_;
 };
+
+// A source that records the length of every read, in order.
+class RecordedBytes final : public index::SourceBytes {
+ public:
+  explicit RecordedBytes(const Bytes& data) : SourceBytes(data.size()), data_(data) {}
+  std::vector<size_t> reads() const {
+    std::lock_guard lk(mu_);
+    return reads_;
+  }
+
+ private:
+  ssize_t read_at(uint64_t offset, size_t len, uint8_t* out) const override {
+    {
+      std::lock_guard lk(mu_);
+      reads_.push_back(len);
+    }
+    std::memcpy(out, data_.data() + offset, len);
+    return static_cast<ssize_t>(len);
+  }
+  const Bytes& data_;
+  mutable std::mutex mu_;
+  mutable std::vector<size_t> reads_;
+};
+
+// Every decoder but the scanning one waits for the first scan piece: it is short, so that
+// decoding starts at once (a first piece of 4 MB, read and scanned, took as long as decoding a
+// block), and the pieces after it grow to a few MB. The build is the same.
+TEST(IndexBuilder, DecodingStartsAfterAShortFirstScan) {
+  const Bytes plain = random_bytes(6 << 20, 61);  // hardly compresses: 6 MB of input
+  const Bytes file = libbz2_compress(plain, 1);
+  const RecordedBytes bytes(file);
+  index::IndexBuilder builder(bytes, 8);
+  bz2::BlockDecoder decoder;
+  bz2::ByteBuffer scratch;
+  ASSERT_EQ(builder.step(decoder, scratch), index::IndexBuilder::Step::kWorked);  // the first scan
+  ASSERT_EQ(bytes.reads().size(), 1u);
+  EXPECT_LE(bytes.reads()[0], size_t{300} << 10) << "the first scan piece";
+  EXPECT_GT(builder.ready_work(), 0u) << "no block to decode after the first scan";
+  drive_builder(builder);
+  const index::BuildResult got = builder.take_result();
+  const index::BuildResult want = build_guarded(file, 1);
+  ASSERT_TRUE(got.ok) << got.error;
+  EXPECT_EQ(got.index.blocks.size(), want.index.blocks.size());
+  EXPECT_EQ(got.index.decompressed_size, plain.size());
+  size_t largest = 0;
+  for (size_t r : bytes.reads()) largest = std::max(largest, r);
+  EXPECT_GE(largest, size_t{2} << 20) << "later pieces grow (256 kB, 256 kB, 512 kB, 1 MB, 2 MB, ...)";
+}
 
 // mibz2 cat -j 1 reads through a SourceWindow: with windows far smaller than a block (every block
 // straddles refills) and larger, the output and the error are those of the whole file in memory.
