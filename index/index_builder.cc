@@ -340,6 +340,9 @@ bool IndexBuilder::plausible_end_of_stream(const Candidate& c) {
 // of the source the scanner and the decoders found out (Candidate).
 void IndexBuilder::resolve_locked() {
   for (;;) {
+    // Finished: finish_locked() counted the whole file as resolved; the cursor stops short of it
+    // (at the last end-of-stream marker), and a build's progress would stay below 100%.
+    if (phase_ == Phase::kFinished) return;
     resolved_bits_.store(phase_ == Phase::kStreamStart ? stream_byte_ * 8 : cursor_, std::memory_order_relaxed);
     const Phase before = phase_;
     const uint64_t cursor_before = cursor_, stream_before = stream_byte_;

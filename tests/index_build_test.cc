@@ -314,6 +314,18 @@ TEST(IndexBuilder, DecodingStartsAfterAShortFirstScan) {
   EXPECT_GE(largest, size_t{2} << 20) << "later pieces grow (256 kB, 256 kB, 512 kB, 1 MB, 2 MB, ...)";
 }
 
+// A finished build has resolved the whole file: its progress (user.mibz2fs.index, a stream's
+// status) reads 100%, not the offset of the last end-of-stream marker.
+TEST(IndexBuilder, AFinishedBuildHasResolvedEveryByte) {
+  const Bytes file = libbz2_compress(text_bytes(300000, 62), 1);
+  const index::SpanBytes bytes(file);
+  index::IndexBuilder builder(bytes, 4);
+  drive_builder(builder);
+  ASSERT_TRUE(builder.finished());
+  EXPECT_EQ(builder.bytes_done(), builder.bytes_total());
+  EXPECT_EQ(builder.bytes_total(), file.size());
+}
+
 // mibz2 cat -j 1 reads through a SourceWindow: with windows far smaller than a block (every block
 // straddles refills) and larger, the output and the error are those of the whole file in memory.
 TEST(SourceWindow, SequentialDecodeThroughAnySizeOfWindowIsTheWholeFilesDecode) {
