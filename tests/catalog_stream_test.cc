@@ -162,6 +162,52 @@ TEST(CatalogStreamConcurrent, ConsumerThatStopsEndsTheBuildAndNothingIsStored) {
   }
 }
 
+// A consumer that stops after the decoders have finished the whole file has stopped the pass all
+// the same: nothing is stored. (The build used to settle, and store its index, as soon as its
+// last block was decoded, whatever the consumer did after; with decoders fast enough that was
+// before a consumer stopping at block 1 or 3 of 9, and ConsumerThatStops... failed.)
+TEST(CatalogStreamConcurrent, AConsumerThatStopsAfterTheLastDecodeStoresNothing) {
+  TempDir dir;
+  index::IndexStore store((dir.path() / "idx").string());
+  const Bytes plain = text_bytes(800000, 9);
+  const std::string path = dir.write("late.bz2", libbz2_compress(plain, 1)).string();
+  engine::EngineOptions options;
+  options.threads = 2;
+  engine::Engine engine(options);
+  engine::Catalog catalog(engine, store);
+  const engine::FileRef file = catalog.add(io::absolute_path(path));
+  bool decoded_all = false;
+  std::promise<bool> done;
+  std::future<bool> finished = done.get_future();
+  std::thread t([&] {
+    done.set_value(catalog.stream(file, [&](const index::BlockStream::Block&) {
+      // Stop at the first block, but only once every block was decoded and resolved (the file's
+      // build at 100%, or already settled). The bound ends the wait if that never comes.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(kSanitized ? 60 : 20);
+      while (std::chrono::steady_clock::now() < until) {
+        const engine::IndexStatus st = catalog.status(file);
+        if (st.settled() || (st.build_total > 0 && st.build_done == st.build_total)) {
+          decoded_all = true;
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      return false;
+    }));
+  });
+  if (finished.wait_for(kBuildTimeout) != std::future_status::ready) {
+    std::fprintf(stderr, "FATAL: Catalog::stream(%s) did not finish\n", path.c_str());
+    std::abort();
+  }
+  t.join();
+  EXPECT_TRUE(decoded_all) << "the decoders never finished while the consumer held block 0";
+  EXPECT_FALSE(finished.get()) << "stream() says the pass went through";
+  const engine::IndexStatus st = catalog.status(file);
+  EXPECT_FALSE(st.ready());
+  EXPECT_EQ(st.failure, engine::IndexFailure::kStopped) << st.describe();
+  EXPECT_FALSE(std::filesystem::exists(store.path_for(identity_of(path))));
+}
+
 TEST(CatalogStreamConcurrent, NotBzip2ThroughAStream) {
   TempDir dir;
   index::IndexStore store((dir.path() / "idx").string());

@@ -110,9 +110,10 @@ struct Catalog::Build {
   index::BuildResult once_result;               // stream_once: the result, set before the file settles
   std::unique_ptr<index::BlockStream> stream;  // stream(): the consumer's blocks
   std::shared_ptr<index::IndexBuilder> builder;
-  std::mutex mu;            // guards the three below (then the builder's lock: see Catalog::mu_)
+  std::mutex mu;            // guards the four below (then the builder's lock: see Catalog::mu_)
   unsigned jobs = 0;        // jobs queued or running on the pool
   bool finishing = false;   // finish_build() was started (once)
+  bool consumer_done = false;  // a stream's consumer took its last block, or stopped
   // Why the catalog cancelled it, if it did: a stream's consumer stopped (kStopped), memory ran
   // out (kEnvironment). A build that fails by itself fails on the content (kNotBzip2).
   IndexFailure cancelled_as = IndexFailure::kNone;
@@ -782,6 +783,10 @@ bool Catalog::claim_finish_locked(Build& build) {
     MIBZ2_INVARIANT(build.stream || build.builder->ready_work() > 0);
     return false;
   }
+  // A stream's build settles only once its consumer is done: one that stops after the last block
+  // was decoded has stopped the pass all the same, and nothing is stored (the consumer's thread
+  // finishes the build then, in consume()).
+  if (build.stream && !build.consumer_done) return false;
   build.finishing = true;
   return true;
 }
@@ -799,6 +804,16 @@ void Catalog::finish_if_done(const std::shared_ptr<Build>& build) {
 void Catalog::finish_build(const std::shared_ptr<Build>& build) {
   index::BuildResult r = build->builder->take_result();
   const FileRef& file = build->file;
+  IndexFailure cancelled_as;
+  {
+    std::lock_guard lk(build->mu);
+    cancelled_as = build->cancelled_as;
+  }
+  // A stream's consumer that stopped stopped the pass, even if the decoders had finished by then.
+  if (cancelled_as == IndexFailure::kStopped && r.ok) {
+    r.ok = false;
+    r.error = index::IndexBuilder::kCancelled;
+  }
   if (build->once) {
     // Nothing to check, store or log: the result goes to stream_once, which waits for the file.
     const bool ok = r.ok;
@@ -824,11 +839,6 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
   {
     std::lock_guard lk(mu_);
     stopping = stopping_;
-  }
-  IndexFailure cancelled_as;
-  {
-    std::lock_guard lk(build->mu);
-    cancelled_as = build->cancelled_as;
   }
   if (r.ok && !stopping && source_changed(*build)) {
     // What was read is a mix of the file before and after: never stored, never served.
@@ -928,18 +938,16 @@ std::unique_ptr<index::BlockStream> Catalog::make_block_stream(std::shared_ptr<B
 bool Catalog::consume(const std::shared_ptr<Build>& build, index::BlockStream& stream,
                       const std::function<bool(const index::BlockStream::Block&)>& sink) {
   index::BlockStream::Block block;
-  while (stream.next(&block)) {
-    if (!sink(block)) {
-      {
-        std::lock_guard lk(build->mu);
-        build->cancelled_as = IndexFailure::kStopped;
-      }
-      build->builder->cancel();
-      finish_if_done(build);
-      return true;
-    }
+  bool stopped = false;
+  while (!stopped && stream.next(&block)) stopped = !sink(block);
+  {
+    std::lock_guard lk(build->mu);
+    if (stopped) build->cancelled_as = IndexFailure::kStopped;
+    build->consumer_done = true;
   }
-  return false;
+  if (stopped) build->builder->cancel();
+  finish_if_done(build);
+  return stopped;
 }
 
 index::BuildResult Catalog::stream_once(const index::SourceBytes& source,

@@ -247,8 +247,8 @@ class Catalog {
   // The block queue of a stream (stream(), stream_once()), with the decoded bytes it may hold
   // ahead of its consumer; it pumps `build` (the caller's, set once started) as room frees.
   std::unique_ptr<index::BlockStream> make_block_stream(std::shared_ptr<Build>& build);
-  // Hands the stream's blocks to `sink` until it ends or the sink stops it (then cancelled);
-  // returns whether the sink stopped it.
+  // Hands the stream's blocks to `sink` until it ends or the sink stops it (then cancelled), and
+  // lets the build settle (it waits for its consumer); returns whether the sink stopped it.
   bool consume(const std::shared_ptr<Build>& build, index::BlockStream& stream,
                const std::function<bool(const index::BlockStream::Block&)>& sink);
   void pump(const std::shared_ptr<Build>& build);
