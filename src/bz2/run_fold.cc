@@ -46,8 +46,7 @@ __attribute__((target("avx2,bmi2,avx512f,avx512bw,avx512vbmi"))) uint32_t fold_r
     // The chunk's leading digits continue the open run: the one at lane i has digits + i before
     // it. One too many ends the fast path; the scalar fold finds which and reports it.
     const uint32_t leading = literal ? static_cast<uint32_t>(std::countr_zero(literal)) : 16;
-    if (leading > 0 && digits + leading - 1 >= 21) break;
-    static_assert(kMaxRunWeight == 1u << 21);
+    if (leading > 0 && digits + leading - 1 >= kMaxRunDigits) break;
 
     // last: the last literal lane at or before each lane (-1: none); before: strictly before.
     __m512i last = _mm512_mask_blend_epi32(literal, none, lane);

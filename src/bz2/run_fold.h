@@ -15,7 +15,8 @@
 namespace mibz2::bz2 {
 
 inline constexpr uint32_t kRunB = 1;
-inline constexpr uint32_t kMaxRunWeight = 2 * 1024 * 1024;  // 2^21: libbz2's bound on a run's weight
+inline constexpr uint32_t kMaxRunDigits = 21;                      // libbz2's bound on a run's digits
+inline constexpr uint32_t kMaxRunWeight = 1u << kMaxRunDigits;     // the weight a 22nd digit would have
 
 // A literal of the symbol stream with the zero run before it.
 struct Literal {

@@ -15,10 +15,10 @@
 //     a. runs folded into a list of literals, each with the length of the run before it
 //        (run_fold.h; the AVX-512 version folds 16 symbols at a time with prefix scans);
 //     b. per literal: its run (a vector store of the front byte), then its MTF move. In the AVX2
-//     version the front 16 MTF entries live in a register and a move-to-front below 16 is one
-//     pshufb; with AVX-512 VBMI the front 64 entries live in a zmm
-//     register and a move-to-front below 64 is one vpermb (real text: 15% of the MTF indices are
-//     16 or more, few are 64 or more).
+//        version the front 16 MTF entries live in a register and a move-to-front below 16 is one
+//        pshufb; with AVX-512 VBMI the front 64 entries live in a zmm register and a
+//        move-to-front below 64 is one vpermb (real text: 15% of the MTF indices are 16 or more,
+//        few are 64 or more).
 // An error met in pass 2 (run or block too long) is reported where the old one-pass loop reported
 // it: the bit position right after that symbol, found by decoding the group again up to it.
 
