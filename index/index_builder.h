@@ -70,7 +70,8 @@ class IndexBuilder {
   // the resolution point (bounds memory and wasted work); a few per thread is enough.
   IndexBuilder(const SourceBytes& source, size_t window, ResolvedBlockSink* sink = nullptr);
 
-  // Does one unit of work (scan a piece, or decode one candidate) with the caller's decoder.
+  // Does one unit of work (scan a piece, or decode one candidate) with the caller's decoder and
+  // scratch buffer (a thread's own, kept from call to call: the piece scanned or the block decoded).
   // kIdle: nothing to do now (others are decoding what resolution waits for).
   Step step(bz2::BlockDecoder& decoder, bz2::ByteBuffer& scratch);
   // How many step() calls could do something right now (0 once finished).
@@ -123,7 +124,7 @@ class IndexBuilder {
   bool should_scan_locked() const;
   bool can_claim_locked() const;  // room in the window and at the sink
   bool sink_has_room_locked() const;  // the sink's room, given what is decoded ahead of it
-  Step scan_locked(std::unique_lock<std::mutex>& lk);
+  Step scan_locked(std::unique_lock<std::mutex>& lk, bz2::ByteBuffer& scratch);
   Step decode_locked(std::unique_lock<std::mutex>& lk, bz2::BlockDecoder& decoder, bz2::ByteBuffer& scratch);
   Decoded decode_candidate(uint64_t bit, uint64_t guess_end_bit, bz2::BlockDecoder& decoder, bz2::ByteBuffer& out) const;
   static Classified classify(std::span<const uint8_t> bytes, uint64_t byte, bool at_file_end);
