@@ -4,6 +4,14 @@
 #include <bit>
 
 #include "bz2/bit_reader.h"
+#include "bz2/cpu_dispatch.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define MIBZ2_HAVE_SCAN_AVX2 1
+#else
+#define MIBZ2_HAVE_SCAN_AVX2 0
+#endif
 
 namespace mibz2::bz2 {
 namespace {
@@ -33,6 +41,71 @@ constexpr Filter make_filter() {
 }
 
 constexpr Filter kFilter = make_filter();
+
+#if MIBZ2_HAVE_SCAN_AVX2
+// The vector filter looks at three bytes instead of two (fewer false alarms) and 32 positions at
+// once, with a nibble table per byte as in Hyperscan's "shufti": a mark starting k bits into byte
+// p fixes bytes p+1..p+3 (pattern bytes shifted by k). Bit k of lo[j][n] says that byte j of some
+// pattern shifted by k has the low nibble n, and hi[j][n] the same of the high nibble; a byte at
+// q + j passes bit k when both nibbles do. A position whose three bytes share a bit may start a
+// mark at byte q - 1 (or be a false alarm: nibbles of different patterns); check() decides.
+// Scanning the 23 MB of 130 MB of real JSON (bzip2 -9) in 1 MiB pieces: 22.8 GB/s against
+// 2.3 GB/s for the 16-bit filter alone, which was 2% of `mibz2 cat -j 2`'s time on it.
+struct NibbleTables {
+  std::array<std::array<uint8_t, 16>, 3> lo{};
+  std::array<std::array<uint8_t, 16>, 3> hi{};
+};
+
+constexpr uint8_t pattern_byte(uint64_t magic, unsigned j, unsigned k) {
+  // bits [8j + 8 - k, 8j + 16 - k) of the 48-bit pattern, j = 0 for byte p + 1
+  return static_cast<uint8_t>(magic >> (32 - 8 * j + k));
+}
+
+constexpr NibbleTables make_nibble_tables() {
+  NibbleTables t;
+  for (unsigned j = 0; j < 3; ++j)
+    for (unsigned k = 0; k < 8; ++k)
+      for (uint64_t magic : {kBlockMagic, kEndOfStreamMagic}) {
+        const uint8_t b = pattern_byte(magic, j, k);
+        t.lo[j][b & 15] |= static_cast<uint8_t>(1u << k);
+        t.hi[j][b >> 4] |= static_cast<uint8_t>(1u << k);
+      }
+  return t;
+}
+
+constexpr NibbleTables kNibbles = make_nibble_tables();
+
+__attribute__((target("avx2"))) inline __m256i nibble_table(const std::array<uint8_t, 16>& t) {
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.data())));
+}
+
+// Calls check(q) for each position q from `q` on, 32 at a time while q + 32 <= q_end and the
+// loads stay inside `size`, whose three bytes pass the filter; returns where it stopped.
+template <class Check>
+__attribute__((target("avx2"))) uint64_t filter_avx2(const uint8_t* d, uint64_t q, uint64_t q_end, uint64_t size,
+                                                     Check&& check) {
+  __m256i lo[3];
+  __m256i hi[3];
+  for (int j = 0; j < 3; ++j) {
+    lo[j] = nibble_table(kNibbles.lo[j]);
+    hi[j] = nibble_table(kNibbles.hi[j]);
+  }
+  const __m256i low_nibble = _mm256_set1_epi8(0x0F);
+  for (; q + 32 <= q_end && q + 34 <= size; q += 32) {
+    __m256i all = _mm256_set1_epi8(-1);
+    for (int j = 0; j < 3; ++j) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(d + q + j));
+      const __m256i l = _mm256_shuffle_epi8(lo[j], _mm256_and_si256(v, low_nibble));
+      const __m256i h = _mm256_shuffle_epi8(hi[j], _mm256_and_si256(_mm256_srli_epi16(v, 4), low_nibble));
+      all = _mm256_and_si256(all, _mm256_and_si256(l, h));
+    }
+    uint32_t hits = ~static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(all, _mm256_setzero_si256())));
+    for (; hits; hits &= hits - 1) [[unlikely]]
+      check(q + static_cast<unsigned>(std::countr_zero(hits)));
+  }
+  return q;
+}
+#endif
 
 }  // namespace
 
@@ -69,6 +142,9 @@ void scan_marks(std::span<const uint8_t> data, uint64_t from_bit, uint64_t to_bi
   };
 
   uint64_t q = p_first + 1;
+#if MIBZ2_HAVE_SCAN_AVX2
+  if (isa() >= Isa::kAvx2) q = filter_avx2(d, q, q_end, size, check);
+#endif
   // Main loop: one 64-bit load yields seven 16-bit windows.
   while (q + 8 <= q_end && q + 8 <= size) {
     const uint64_t w = load_be64(d + q);
