@@ -26,25 +26,6 @@ namespace {
 using bz2::ErrorCode;
 using bz2::Isa;
 
-// The levels this CPU runs, portable first.
-std::vector<Isa> levels() {
-  std::vector<Isa> out = {Isa::kPortable};
-  bz2::set_max_isa(Isa::kAvx512);
-  const Isa best = bz2::isa();
-  if (best >= Isa::kAvx2) out.push_back(Isa::kAvx2);
-  if (best >= Isa::kAvx512) out.push_back(Isa::kAvx512);
-  return out;
-}
-
-const char* name(Isa level) {
-  switch (level) {
-    case Isa::kPortable: return "portable";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx512: return "avx512";
-  }
-  return "?";
-}
-
 // Restores the uncapped level when a test ends, whatever it asserted.
 struct IsaCap {
   explicit IsaCap(Isa level) { bz2::set_max_isa(level); }
@@ -58,8 +39,8 @@ void expect_every_level_agrees(const Bytes& file, const std::string& what) {
   const LibResult lib = libbz2_decompress(file);
   bool first = true;
   bz2::Error first_error;
-  for (Isa level : levels()) {
-    SCOPED_TRACE(name(level));
+  for (Isa level : isa_levels()) {
+    SCOPED_TRACE(isa_name(level));
     IsaCap cap(level);
     bz2::BlockDecoder decoder;  // fresh scratch for each level
     const OurResult ours = decode_ours(file, &decoder);
@@ -85,9 +66,9 @@ void expect_roundtrip_every_level(const Bytes& data, int level, const std::strin
 TEST(DecoderPaths, LevelsReported) {
   // Not an assertion about the machine: says which paths this run covers.
   std::string covered;
-  for (Isa level : levels()) covered += std::string(" ") + name(level);
+  for (Isa level : isa_levels()) covered += std::string(" ") + isa_name(level);
   std::printf("instruction-set levels checked:%s\n", covered.c_str());
-  EXPECT_FALSE(levels().empty());
+  EXPECT_FALSE(isa_levels().empty());
 }
 
 TEST(DecoderPaths, SmallAndUniformBlocks) {
@@ -358,8 +339,8 @@ TEST(RunLengthPaths, RandomPiecesAgreeWithTheDefinition) {
     if (unfinished) pre.insert(pre.end(), 4, 'q');
     const std::optional<Bytes> expected = rle1_decode(pre);
     ASSERT_EQ(expected.has_value(), !unfinished);
-    for (Isa level : levels()) {
-      SCOPED_TRACE(name(level));
+    for (Isa level : isa_levels()) {
+      SCOPED_TRACE(isa_name(level));
       IsaCap cap(level);
       bz2::RunLengthDecoder rle(false);
       bz2::ByteBuffer out;
@@ -389,8 +370,8 @@ TEST(RunLengthPaths, APieceOfCountsOnlyStaysWithinTheRoomItReserved) {
   pre.insert(pre.end(), piece.begin(), piece.end());
   const std::optional<Bytes> expected = rle1_decode(pre);
   ASSERT_TRUE(expected);
-  for (Isa level : levels()) {
-    SCOPED_TRACE(name(level));
+  for (Isa level : isa_levels()) {
+    SCOPED_TRACE(isa_name(level));
     IsaCap cap(level);
     // Room for exactly what the old formula reserved for a 4096-byte piece: no growth, so any
     // byte written past it is past the allocation.

@@ -8,7 +8,6 @@
 #include <set>
 
 #include "bz2/block_scanner.h"
-#include "bz2/cpu_dispatch.h"
 #include "test_support.h"
 
 namespace mibz2::test {
@@ -45,24 +44,8 @@ class Scanner : public ::testing::TestWithParam<bz2::Isa> {
   void TearDown() override { bz2::set_max_isa(bz2::Isa::kAvx512); }
 };
 
-std::vector<bz2::Isa> levels() {
-  std::vector<bz2::Isa> out = {bz2::Isa::kPortable};
-  bz2::set_max_isa(bz2::Isa::kAvx512);
-  const bz2::Isa best = bz2::isa();
-  if (best >= bz2::Isa::kAvx2) out.push_back(bz2::Isa::kAvx2);
-  if (best >= bz2::Isa::kAvx512) out.push_back(bz2::Isa::kAvx512);
-  return out;
-}
-
-INSTANTIATE_TEST_SUITE_P(EveryLevel, Scanner, ::testing::ValuesIn(levels()),
-                         [](const ::testing::TestParamInfo<bz2::Isa>& info) {
-                           switch (info.param) {
-                             case bz2::Isa::kPortable: return std::string("portable");
-                             case bz2::Isa::kAvx2: return std::string("avx2");
-                             case bz2::Isa::kAvx512: return std::string("avx512");
-                           }
-                           return std::string("unknown");
-                         });
+INSTANTIATE_TEST_SUITE_P(EveryLevel, Scanner, ::testing::ValuesIn(isa_levels()),
+                         [](const ::testing::TestParamInfo<bz2::Isa>& info) { return std::string(isa_name(info.param)); });
 
 TEST_P(Scanner, Read48At) {
   const Bytes data = random_bytes(30, 8);

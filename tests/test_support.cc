@@ -24,6 +24,24 @@ extern const uint32_t BZ2_crc32Table[256];
 
 namespace mibz2::test {
 
+std::vector<bz2::Isa> isa_levels() {
+  std::vector<bz2::Isa> out = {bz2::Isa::kPortable};
+  bz2::set_max_isa(bz2::Isa::kAvx512);
+  const bz2::Isa best = bz2::isa();
+  if (best >= bz2::Isa::kAvx2) out.push_back(bz2::Isa::kAvx2);
+  if (best >= bz2::Isa::kAvx512) out.push_back(bz2::Isa::kAvx512);
+  return out;
+}
+
+const char* isa_name(bz2::Isa level) {
+  switch (level) {
+    case bz2::Isa::kPortable: return "portable";
+    case bz2::Isa::kAvx2: return "avx2";
+    case bz2::Isa::kAvx512: return "avx512";
+  }
+  return "unknown";
+}
+
 Bytes to_bytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
 
 Bytes concat(std::initializer_list<const Bytes*> parts) {

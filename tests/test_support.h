@@ -16,6 +16,7 @@
 
 #include "base/sanitizers.h"
 #include "bz2/block_decoder.h"
+#include "bz2/cpu_dispatch.h"
 #include "bz2/errors.h"
 
 namespace mibz2::test {
@@ -29,6 +30,12 @@ using Bytes = std::vector<uint8_t>;
 inline std::span<const uint8_t> as_span(const Bytes& b) { return {b.data(), b.size()}; }
 Bytes to_bytes(const std::string& s);
 Bytes concat(std::initializer_list<const Bytes*> parts);
+
+// The decoder's instruction-set levels this CPU runs (bz2/cpu_dispatch.h), portable first, so
+// that a test can run every code path on the same inputs; and each level's name for messages.
+// isa_levels() lifts any cap set before it.
+std::vector<bz2::Isa> isa_levels();
+const char* isa_name(bz2::Isa level);
 
 // ---- libbz2, the reference --------------------------------------------------------------------
 
