@@ -107,6 +107,19 @@ TEST(DecoderPaths, MaximalBlocks) {
   expect_roundtrip_every_level(random_bytes(950000, 8), 9, "random bytes");
 }
 
+TEST(DecoderPaths, MtfMovesFromEveryDepth) {
+  // The vector paths keep the front of the MTF list in a register (16 bytes with AVX2, 64 with
+  // AVX-512) and shift the rest in memory in 16-byte moves: random bytes over k distinct values
+  // make MTF indices up to k - 1, so each k puts the deepest moves just at, past, or well past
+  // those edges, and at every length of the last partial move.
+  for (uint32_t k : {16u, 17u, 18u, 31u, 32u, 33u, 47u, 48u, 49u, 63u, 64u, 65u, 66u, 80u, 81u, 97u, 200u, 256u}) {
+    Rng rng(k);
+    Bytes data(60000);
+    for (uint8_t& b : data) b = static_cast<uint8_t>(rng.below(k) * (256 / k) + (k > 128 ? 0 : 7));
+    expect_roundtrip_every_level(data, 1, std::to_string(k) + " distinct byte values");
+  }
+}
+
 TEST(DecoderPaths, EveryTableCountFromLibbz2) {
   // libbz2 chooses the number of tables by the symbol count: < 200 two, < 600 three, < 1200
   // four, < 2400 five, else six. Random bytes make about one symbol per byte.
