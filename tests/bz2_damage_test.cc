@@ -317,6 +317,23 @@ TEST(Damage, HandMadeInvalidHeaders) {
                    w.put(0b1111110, 7);  // MTF index 6 with six tables
                  }),
                  ErrorCode::kBadSelector, "selector names table 7 of 6");
+  // The error stands right after the one bit too many (the selectors start at bit 187: "BZh9",
+  // the block header, the symbol map, the table and selector counts), also after good selectors
+  // that moved every table through the selector MTF.
+  for (unsigned tables = 2; tables <= 6; ++tables) {
+    const Bytes file = craft([&](BitWriter& w) {
+      two_symbol_map(w);
+      w.put(tables, 3);
+      w.put(tables + 1, 15);
+      for (unsigned j = 0; j < tables; ++j) w.put((1u << (j + 1)) - 2, j + 1);  // j one bits, a zero: index j
+    });
+    SCOPED_TRACE(std::to_string(tables) + " tables");
+    uint64_t bad_at = 187;
+    for (unsigned j = 0; j < tables; ++j) bad_at += j + 1;
+    bad_at += tables;  // the last selector: `tables` one bits (the body is followed by one bits)
+    expect_invalid(file, ErrorCode::kBadSelector, "selector past the tables after good ones");
+    EXPECT_EQ(decode_ours(file).error.bit_offset, bad_at);
+  }
   struct Length {
     unsigned start;
     uint64_t steps;

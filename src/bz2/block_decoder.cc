@@ -1,6 +1,7 @@
 #include "bz2/block_decoder.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -158,22 +159,29 @@ Error BlockDecoder::Impl::read_symbols(BitReader& br, int level, uint32_t* n_out
   const int n_selectors_coded = static_cast<int>(br.read(15));
   if (n_selectors_coded < 1) return fail(ErrorCode::kBadSelectorCount);
 
-  // Selectors, MTF-coded in unary.
-  uint8_t table_mtf[kMaxTables];
-  for (int i = 0; i < n_tables; ++i) table_mtf[i] = static_cast<uint8_t>(i);
+  // Selectors, MTF-coded in unary: j one bits and a zero for the table at index j of an MTF list.
+  // One count of leading ones reads a selector, and the list (at most six tables) is a 64-bit word,
+  // a byte per entry, so the move to the front is a few shifts. Bit by bit, with a branch on each
+  // bit and a loop for the move, the selectors of a level-9 block (about 18000) were 2% of a
+  // single-thread decode of real JSON.
+  static_assert(kMaxTables <= 7);  // the word holds the list, and 8 bits cover any code
+  uint64_t table_mtf = 0x0706050403020100ull;  // byte j: the table at index j
   const int n_selectors = std::min(n_selectors_coded, kMaxSelectors);
   for (int i = 0; i < n_selectors_coded; ++i) {
-    int j = 0;
-    for (;;) {
-      if (br.count() < 8) br.refill();
-      if (!br.read_bit()) break;
-      if (++j >= n_tables) return fail(ErrorCode::kBadSelector);
+    if (br.count() < 8) br.refill();
+    const int j = std::countl_one(br.window());
+    if (j >= n_tables) {
+      br.consume(static_cast<unsigned>(n_tables));  // the error is after the one bit too many
+      return fail(ErrorCode::kBadSelector);
     }
+    br.consume(static_cast<unsigned>(j) + 1);
     if (i < kMaxSelectors) {
-      const uint8_t t = table_mtf[j];
-      for (int k = j; k > 0; --k) table_mtf[k] = table_mtf[k - 1];
-      table_mtf[0] = t;
-      selectors[i] = t;
+      const unsigned at = 8 * static_cast<unsigned>(j);
+      const uint64_t t = (table_mtf >> at) & 0xFF;
+      const uint64_t before = table_mtf & ((uint64_t{1} << at) - 1);  // indices 0..j-1
+      const uint64_t after = table_mtf & ~((uint64_t{1} << (at + 8)) - 1);  // indices j+1..
+      table_mtf = after | (before << 8) | t;
+      selectors[i] = static_cast<uint8_t>(t);
     }
     if (br.overrun()) return fail(ErrorCode::kTruncated);
   }
