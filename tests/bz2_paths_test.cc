@@ -279,6 +279,72 @@ TEST(DecoderPaths, DamageIsReportedAlikeOnEveryLevel) {
 
 // ---- the lookup table against the exact walk ----------------------------------------------
 
+// libbz2's decode walk written out (BZ2_hbCreateDecodeTables, then GET_MTF_VAL from the shortest
+// length up): the reference for HuffmanTable::decode_slow. An index past the alphabet is no code.
+int libbz2_walk(const std::vector<uint8_t>& lens, uint64_t window, int* length) {
+  const int alpha = static_cast<int>(lens.size());
+  const int min_len = *std::min_element(lens.begin(), lens.end());
+  const int max_len = *std::max_element(lens.begin(), lens.end());
+  std::vector<int32_t> perm;
+  for (int len = min_len; len <= max_len; ++len)
+    for (int s = 0; s < alpha; ++s)
+      if (lens[static_cast<size_t>(s)] == len) perm.push_back(s);
+  int32_t base[bz2::kMaxCodeLength + 3] = {};
+  for (uint8_t l : lens) base[l + 1]++;
+  for (int i = 1; i < bz2::kMaxCodeLength + 3; ++i) base[i] += base[i - 1];
+  int32_t limit[bz2::kMaxCodeLength + 3] = {};
+  int32_t vec = 0;
+  for (int len = min_len; len <= max_len; ++len) {
+    vec += base[len + 1] - base[len];
+    limit[len] = vec - 1;
+    vec <<= 1;
+  }
+  for (int len = max_len; len > min_len; --len) base[len] = ((limit[len - 1] + 1) << 1) - base[len];
+  for (int len = min_len; len <= max_len; ++len) {
+    const int32_t code = static_cast<int32_t>(window >> (64 - len));
+    if (code <= limit[len]) {
+      const int32_t index = code - base[len];
+      if (index < 0 || index >= alpha) return -1;
+      *length = len;
+      return perm[static_cast<size_t>(index)];
+    }
+  }
+  return -1;
+}
+
+TEST(HuffmanTable, SlowWalkAgreesWithLibbz2sWalkOnEveryWindow) {
+  // Complete, incomplete and over-subscribed length sets, codes of 1 to 20 bits; every table
+  // prefix with random bits after it, and random windows.
+  Rng rng(22);
+  for (int round = 0; round < 300; ++round) {
+    const int alpha = 3 + static_cast<int>(rng.below(256));
+    std::vector<uint8_t> lens;
+    if (round % 3 == 0) {
+      lens = complete_lengths(alpha, 1 + static_cast<int>(rng.below(20)), static_cast<uint64_t>(round));
+      if (std::any_of(lens.begin(), lens.end(), [](uint8_t l) { return l < 1 || l > 20; })) continue;
+    } else {
+      lens.resize(static_cast<size_t>(alpha));
+      const int lo = 1 + static_cast<int>(rng.below(round % 3 == 1 ? 10 : 20));
+      const int hi = std::min(20, lo + static_cast<int>(rng.below(11)));
+      for (uint8_t& l : lens) l = static_cast<uint8_t>(lo + static_cast<int>(rng.below(static_cast<uint32_t>(hi - lo + 1))));
+    }
+    bz2::HuffmanTable table;
+    table.build(lens.data(), alpha);
+    for (int w = 0; w < 3000; ++w) {
+      uint64_t window = rng.next();
+      if (w < (1 << bz2::kLutBits)) window = (uint64_t{static_cast<uint32_t>(w)} << (64 - bz2::kLutBits)) | (rng.next() >> bz2::kLutBits);
+      int got_len = -1;
+      int want_len = -1;
+      const int got = table.decode_slow(window, &got_len);
+      const int want = libbz2_walk(lens, window, &want_len);
+      ASSERT_EQ(got, want) << "round " << round << " window " << w;
+      if (want >= 0) {
+        ASSERT_EQ(got_len, want_len) << "round " << round << " window " << w;
+      }
+    }
+  }
+}
+
 TEST(HuffmanTable, LookupAgreesWithTheWalkOnEveryWindow) {
   Rng rng(21);
   for (int round = 0; round < 200; ++round) {
