@@ -312,27 +312,42 @@ int libbz2_walk(const std::vector<uint8_t>& lens, uint64_t window, int* length) 
   return -1;
 }
 
+// Lengths for a table of 3 to 258 symbols: a complete code (round 0 of every `kinds`) with codes
+// of up to 1..20 bits, else random lengths from lo (1 to max_lo) to at most lo + 10: incomplete or
+// over-subscribed. Empty when no complete code of at most 20 bits was made.
+std::vector<uint8_t> random_length_set(Rng& rng, int round, int kinds, int max_lo) {
+  const int alpha = 3 + static_cast<int>(rng.below(256));
+  std::vector<uint8_t> lens;
+  if (round % kinds == 0) {
+    lens = complete_lengths(alpha, 1 + static_cast<int>(rng.below(20)), static_cast<uint64_t>(round));
+    if (std::any_of(lens.begin(), lens.end(), [](uint8_t l) { return l < 1 || l > 20; })) lens.clear();
+    return lens;
+  }
+  lens.resize(static_cast<size_t>(alpha));
+  const int lo = 1 + static_cast<int>(rng.below(static_cast<uint32_t>(max_lo)));
+  const int hi = std::min(20, lo + static_cast<int>(rng.below(11)));
+  for (uint8_t& l : lens) l = static_cast<uint8_t>(lo + static_cast<int>(rng.below(static_cast<uint32_t>(hi - lo + 1))));
+  return lens;
+}
+
+// Window w of a table's test: each of the table's prefixes first, with random bits after it, then
+// random windows.
+uint64_t test_window(Rng& rng, int w) {
+  const uint64_t window = rng.next();
+  if (w >= (1 << bz2::kLutBits)) return window;
+  return (uint64_t{static_cast<uint32_t>(w)} << (64 - bz2::kLutBits)) | (rng.next() >> bz2::kLutBits);
+}
+
 TEST(HuffmanTable, SlowWalkAgreesWithLibbz2sWalkOnEveryWindow) {
-  // Complete, incomplete and over-subscribed length sets, codes of 1 to 20 bits; every table
-  // prefix with random bits after it, and random windows.
+  // Complete, incomplete and over-subscribed length sets, codes of 1 to 20 bits.
   Rng rng(22);
   for (int round = 0; round < 300; ++round) {
-    const int alpha = 3 + static_cast<int>(rng.below(256));
-    std::vector<uint8_t> lens;
-    if (round % 3 == 0) {
-      lens = complete_lengths(alpha, 1 + static_cast<int>(rng.below(20)), static_cast<uint64_t>(round));
-      if (std::any_of(lens.begin(), lens.end(), [](uint8_t l) { return l < 1 || l > 20; })) continue;
-    } else {
-      lens.resize(static_cast<size_t>(alpha));
-      const int lo = 1 + static_cast<int>(rng.below(round % 3 == 1 ? 10 : 20));
-      const int hi = std::min(20, lo + static_cast<int>(rng.below(11)));
-      for (uint8_t& l : lens) l = static_cast<uint8_t>(lo + static_cast<int>(rng.below(static_cast<uint32_t>(hi - lo + 1))));
-    }
+    const std::vector<uint8_t> lens = random_length_set(rng, round, 3, round % 3 == 1 ? 10 : 20);
+    if (lens.empty()) continue;
     bz2::HuffmanTable table;
-    table.build(lens.data(), alpha);
+    table.build(lens.data(), static_cast<int>(lens.size()));
     for (int w = 0; w < 3000; ++w) {
-      uint64_t window = rng.next();
-      if (w < (1 << bz2::kLutBits)) window = (uint64_t{static_cast<uint32_t>(w)} << (64 - bz2::kLutBits)) | (rng.next() >> bz2::kLutBits);
+      const uint64_t window = test_window(rng, w);
       int got_len = -1;
       int want_len = -1;
       const int got = table.decode_slow(window, &got_len);
@@ -348,24 +363,14 @@ TEST(HuffmanTable, SlowWalkAgreesWithLibbz2sWalkOnEveryWindow) {
 TEST(HuffmanTable, LookupAgreesWithTheWalkOnEveryWindow) {
   Rng rng(21);
   for (int round = 0; round < 200; ++round) {
-    const int alpha = 3 + static_cast<int>(rng.below(256));
-    std::vector<uint8_t> lens;
-    if (round % 2 == 0) {
-      lens = complete_lengths(alpha, 1 + static_cast<int>(rng.below(20)) , static_cast<uint64_t>(round));
-      if (std::any_of(lens.begin(), lens.end(), [](uint8_t l) { return l < 1 || l > 20; })) continue;
-    } else {
-      lens.resize(static_cast<size_t>(alpha));
-      const int lo = 1 + static_cast<int>(rng.below(10));
-      const int hi = std::min(20, lo + static_cast<int>(rng.below(11)));
-      for (uint8_t& l : lens) l = static_cast<uint8_t>(lo + static_cast<int>(rng.below(static_cast<uint32_t>(hi - lo + 1))));
-    }
+    const std::vector<uint8_t> lens = random_length_set(rng, round, 2, 10);
+    if (lens.empty()) continue;
+    const int alpha = static_cast<int>(lens.size());
     bz2::HuffmanTable table;
     table.build(lens.data(), alpha);
     const int eob = alpha - 1;
     for (int w = 0; w < 3000; ++w) {
-      // Windows: every table index with random low bits, then random ones.
-      uint64_t window = rng.next();
-      if (w < (1 << bz2::kLutBits)) window = (uint64_t{static_cast<uint32_t>(w)} << (64 - bz2::kLutBits)) | (rng.next() >> bz2::kLutBits);
+      const uint64_t window = test_window(rng, w);
       const uint32_t e = table.lookup(window);
       int len1 = 0;
       const int sym1 = table.decode_slow(window, &len1);
