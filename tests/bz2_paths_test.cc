@@ -26,12 +26,6 @@ namespace {
 using bz2::ErrorCode;
 using bz2::Isa;
 
-// Restores the uncapped level when a test ends, whatever it asserted.
-struct IsaCap {
-  explicit IsaCap(Isa level) { bz2::set_max_isa(level); }
-  ~IsaCap() { bz2::set_max_isa(Isa::kAvx512); }
-};
-
 // Decodes `file` at every level: each must agree with libbz2 (accept with the same bytes, or
 // reject), and all levels must report the same error.
 void expect_every_level_agrees(const Bytes& file, const std::string& what) {

@@ -40,8 +40,7 @@ std::vector<Mark> scan_all(std::span<const uint8_t> data) { return scan(data, 0,
 // Each test runs with the decoder's level capped at its parameter.
 class Scanner : public ::testing::TestWithParam<bz2::Isa> {
  protected:
-  void SetUp() override { bz2::set_max_isa(GetParam()); }
-  void TearDown() override { bz2::set_max_isa(bz2::Isa::kAvx512); }
+  IsaCap cap_{GetParam()};
 };
 
 INSTANTIATE_TEST_SUITE_P(EveryLevel, Scanner, ::testing::ValuesIn(isa_levels()),

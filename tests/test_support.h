@@ -36,6 +36,13 @@ Bytes concat(std::initializer_list<const Bytes*> parts);
 // isa_levels() lifts any cap set before it.
 std::vector<bz2::Isa> isa_levels();
 const char* isa_name(bz2::Isa level);
+// Caps the level for its lifetime, and lifts the cap when it ends, whatever the test asserted.
+struct IsaCap {
+  explicit IsaCap(bz2::Isa level) { bz2::set_max_isa(level); }
+  ~IsaCap() { bz2::set_max_isa(bz2::Isa::kAvx512); }
+  IsaCap(const IsaCap&) = delete;
+  IsaCap& operator=(const IsaCap&) = delete;
+};
 
 // ---- libbz2, the reference --------------------------------------------------------------------
 
