@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <future>
 #include <stop_token>
 #include <thread>
@@ -26,16 +28,23 @@ struct Piped {
   uint64_t most_kept = 0;   // the most bytes PipeBytes held at a block
 };
 
+// The consumer's view of a block before through_pipe keeps it, with whether the writer has
+// written the whole input by then.
+using BlockHook = std::function<void(const index::BlockStream::Block&, const std::atomic<bool>& all_written)>;
+
 // `data` written into a pipe in writes of `piece` bytes by a thread, decoded by stream_once on
 // `threads` decoders, releasing each block's start as it arrives (as mibz2 cat does).
-Piped through_pipe(const Bytes& data, unsigned threads, size_t piece) {
+Piped through_pipe(const Bytes& data, unsigned threads, size_t piece, const BlockHook& on_block = {}) {
   int fds[2];
   EXPECT_EQ(pipe2(fds, O_CLOEXEC), 0);
+  std::atomic<bool> all_written{false};
   std::thread writer([&] {
-    for (size_t at = 0; at < data.size(); at += piece) {
+    size_t at = 0;
+    for (; at < data.size(); at += piece) {
       const size_t n = std::min(piece, data.size() - at);
       if (write(fds[1], data.data() + at, n) != static_cast<ssize_t>(n)) break;  // the reader stopped
     }
+    all_written = at >= data.size();
     close(fds[1]);
   });
   Piped p;
@@ -48,6 +57,7 @@ Piped through_pipe(const Bytes& data, unsigned threads, size_t piece) {
     index::PipeBytes input(fds[0]);
     auto done = std::async(std::launch::async, [&] {
       return catalog.stream_once(input, [&](const index::BlockStream::Block& b) {
+        if (on_block) on_block(b, all_written);
         input.release_before(b.record.start_bit() / 8);
         p.most_kept = std::max(p.most_kept, input.bytes_kept());
         ++p.blocks;
@@ -112,7 +122,7 @@ TEST(CatalogPipeConcurrent, APipeGivesTheFilesBlocksAndIndex) {
           EXPECT_TRUE(same_bytes(p.bytes, v.plain));
         }
         // Never more than the input, and for an input larger than the build's reach (a scan
-        // piece of 4 MB and the decoders' window), less.
+        // piece of up to 1 MiB and the decoders' window), less.
         EXPECT_LE(p.most_kept, v.file.size());
       }
     }
@@ -128,47 +138,19 @@ TEST(CatalogPipeConcurrent, DecodersWorkAheadOfASlowConsumerAsForAFile) {
   const Bytes plain = random_bytes(6 << 20, 51);
   const Bytes file = libbz2_compress(plain, 1);
   ASSERT_GT(file.size(), size_t{5} << 20);
-  int fds[2];
-  ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
-  std::atomic<bool> all_written{false};
-  std::thread writer([&] {
-    size_t at = 0;
-    while (at < file.size()) {
-      const ssize_t n = write(fds[1], file.data() + at, std::min<size_t>(1 << 16, file.size() - at));
-      if (n <= 0) break;
-      at += static_cast<size_t>(n);
-    }
-    all_written = at == file.size();
-    close(fds[1]);
-  });
   bool read_through_while_held = false;
-  Bytes got;
-  {
-    engine::EngineOptions options;
-    options.threads = 2;
-    engine::Engine engine(options);
-    index::IndexStore store("");
-    engine::Catalog catalog(engine, store);
-    index::PipeBytes input(fds[0]);
-    const index::BuildResult r = catalog.stream_once(input, [&](const index::BlockStream::Block& b) {
-      if (b.number == 0) {
-        // The whole input is read only if the decoders work ahead of this consumer. (The bound
-        // is for a regression: it ends a wait that would otherwise never end.)
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(kSanitized ? 120 : 30);
-        while (!all_written && std::chrono::steady_clock::now() < until)
-          std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        read_through_while_held = all_written;
-      }
-      input.release_before(b.record.start_bit() / 8);
-      got.insert(got.end(), b.bytes.data(), b.bytes.data() + b.bytes.size());
-      return true;
-    });
-    EXPECT_TRUE(r.ok) << r.error;
-  }
-  writer.join();
-  close(fds[0]);
+  const Piped p = through_pipe(file, 2, 1 << 16, [&](const index::BlockStream::Block& b, const std::atomic<bool>& all_written) {
+    if (b.number != 0) return;
+    // The whole input is read only if the decoders work ahead of this consumer. (The bound is for
+    // a regression: it ends a wait that would otherwise never end.)
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(kSanitized ? 120 : 30);
+    while (!all_written && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    read_through_while_held = all_written;
+  });
+  EXPECT_TRUE(p.result.ok) << p.result.error;
   EXPECT_TRUE(read_through_while_held) << "the decoders stopped while the consumer held block 0";
-  EXPECT_TRUE(same_bytes(got, plain));
+  EXPECT_TRUE(same_bytes(p.bytes, plain));
 }
 
 // The catalog's view of all its files while builds are held back (hold_builds_while), never
