@@ -19,7 +19,7 @@ using bz2::Literal;
 using bz2::RunState;
 
 constexpr uint16_t kRunA = 0;
-constexpr uint16_t kRunB = 1;
+using bz2::kRunB;
 constexpr uint32_t kNoError = 0xFFFFFFFF;
 
 struct Fold {
