@@ -480,6 +480,28 @@ TEST(Decoder, BlockResultFields) {
   EXPECT_EQ(decoder.decode(file, 0, 3, out, r).code, ErrorCode::kBadBlockMagic);
 }
 
+TEST(Decoder, OneDecoderKeepsItsTablesForEveryBlockOfItsLevel) {
+  // The first block of a level sizes the tables for the level's longest block, so that longer
+  // blocks after it do not grow them again (each growth was a fresh mapping, and unmapping the old
+  // one interrupts every other thread of the process: InverseBwt::reserve). Blocks of 1000 bytes
+  // up to nearly the longest of level 9, then a level-1 block, through one decoder.
+  const Bytes pool = no_runs_bytes(899000, 21);
+  bz2::BlockDecoder decoder;
+  size_t held = 0;
+  for (const auto& [n, level] : {std::pair<size_t, int>{1000, 9}, {250000, 9}, {899000, 9}, {99000, 1}}) {
+    SCOPED_TRACE(std::to_string(n) + " bytes at level " + std::to_string(level));
+    const Bytes data(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(n));
+    const Bytes file = libbz2_compress(data, level);
+    ASSERT_EQ(block_count(file), 1u);
+    bz2::ByteBuffer out;
+    bz2::BlockResult r;
+    ASSERT_FALSE(decoder.decode(file, 32, level, out, r));
+    EXPECT_TRUE(same_bytes(Bytes(out.data(), out.data() + out.size()), data));
+    if (held == 0) held = decoder.memory_bytes();
+    EXPECT_EQ(decoder.memory_bytes(), held);
+  }
+}
+
 TEST(Decoder, EveryBlockDecodesOnItsOwnFromScannedOffsets) {
   Bytes file, expected;
   for (int level : {1, 2, 1}) {

@@ -241,6 +241,7 @@ Error BlockDecoder::decode(std::span<const uint8_t> data, uint64_t start_bit, in
     im.ll.reset(new uint8_t[max_len + kOutSlack]);
     im.ll_capacity = max_len;
   }
+  im.bwt.reserve(max_len);
 
   BitReader br(data, start_bit);
   if (br.read48() != kBlockMagic) {

@@ -23,7 +23,25 @@ constexpr uint32_t kMaxSegments = 1024;
 // Output chunk size: each segment wastes less than one chunk of scratch.
 constexpr uint32_t kChunk = 1024;
 
+// Chunk storage a one-cycle table of n entries can need: n / kChunk full chunks plus one partial
+// chunk per segment (walk() checks against it).
+uint32_t max_chunks_for(uint32_t n, uint32_t segments) { return n / kChunk + segments + 1; }
+uint32_t segments_for(uint32_t n) { return std::clamp<uint32_t>(n / kSegmentTarget, 1, kMaxSegments); }
+
 }  // namespace
+
+void InverseBwt::reserve(uint32_t max_n) {
+  if (table_capacity_ < max_n) {
+    table_.reset(new uint32_t[max_n]);
+    table_capacity_ = max_n;
+  }
+  const uint32_t max_chunks = max_chunks_for(max_n, segments_for(max_n));
+  if (scratch_capacity_ < max_chunks * kChunk) {
+    scratch_.reset(new uint8_t[size_t{max_chunks} * kChunk]);
+    scratch_capacity_ = max_chunks * kChunk;
+  }
+  chunks_.reserve(max_chunks);
+}
 
 size_t InverseBwt::memory_bytes() const {
   return size_t{table_capacity_} * 4 + scratch_capacity_ + chunks_.capacity() * sizeof(Chunk);
@@ -127,7 +145,7 @@ ErrorCode InverseBwt::run(const uint8_t* ll, uint32_t n, const uint32_t counts[2
                           uint32_t orig_ptr) {
   if (orig_ptr >= n || build_table(ll, n, counts, prefixes) != n) return ErrorCode::kBadBwtCycle;
 
-  const uint32_t segments = std::clamp<uint32_t>(n / kSegmentTarget, 1, kMaxSegments);
+  const uint32_t segments = segments_for(n);
   starts_.clear();
   starts_.push_back(orig_ptr);
   for (uint32_t j = 1; j < segments; ++j) {
@@ -166,9 +184,8 @@ void InverseBwt::walk_single(uint32_t n, uint32_t orig_ptr) {
 
 ErrorCode InverseBwt::walk(uint32_t n, uint32_t /*orig_ptr*/) {
   const uint32_t nseg = static_cast<uint32_t>(starts_.size());
-  // A one-cycle table needs at most n / kChunk full chunks plus one partial chunk per segment;
-  // running out of chunks means some lane circles a cycle that holds no segment start.
-  const uint32_t max_chunks = n / kChunk + nseg + 1;
+  // Running out of chunks means some lane circles a cycle that holds no segment start.
+  const uint32_t max_chunks = max_chunks_for(n, nseg);
   if (scratch_capacity_ < max_chunks * kChunk) {
     scratch_.reset(new uint8_t[size_t{max_chunks} * kChunk]);
     scratch_capacity_ = max_chunks * kChunk;

@@ -38,6 +38,13 @@ class InverseBwt {
   ErrorCode run(const uint8_t* ll, uint32_t n, const uint32_t counts[256], const PrefixCounts* prefixes,
                 uint32_t orig_ptr);
 
+  // Makes room for blocks of up to `max_n` bytes (their stream's level * 100000) at once, so that
+  // blocks that grow within a level do not grow the table and the chunk storage again: each growth
+  // was a fresh mapping of up to 3.6 MB, a page fault per 4 KiB and an unmapping that interrupts
+  // every other thread of the process (a TLB shootdown). Within the decoder's memory rule (man
+  // mibz2fs, MEMORY: about 7 MB of tables a thread).
+  void reserve(uint32_t max_n);
+
   // Calls fn(const uint8_t* data, size_t size) for each piece of the output, in order.
   // The pieces are in this object's scratch memory (fn may modify them in place).
   template <class Fn>
