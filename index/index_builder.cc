@@ -210,9 +210,13 @@ IndexBuilder::Step IndexBuilder::decode_locked(std::unique_lock<std::mutex>& lk,
     const uint64_t guess_end_bit =
         next_seq < front_seq_ + candidates_.size() ? candidates_[next_seq - front_seq_].bit : 0;
     lk.unlock();
-    bz2::ByteBuffer kept;  // with a sink: decode straight into the buffer it gets
+    // With a sink the block is decoded straight into the buffer the sink gets, and the thread's
+    // scratch takes the compressed bytes; without one the scratch takes the decoded bytes.
+    bz2::ByteBuffer kept;
+    bz2::ByteBuffer compressed_here;
     bz2::ByteBuffer& out = sink_ ? kept : scratch;
-    Decoded d = decode_candidate(bit, guess_end_bit, decoder, out);
+    bz2::ByteBuffer& compressed = sink_ ? scratch : compressed_here;
+    Decoded d = decode_candidate(bit, guess_end_bit, decoder, compressed, out);
     // A thread keeps its scratch for ordinary blocks (about 1 MB), never the 46 MB of an expanding
     // one: the daemon's memory rule (man/mibz2fs.1, MEMORY) counts one block a thread while it
     // decodes, not one a thread forever.
@@ -237,11 +241,10 @@ IndexBuilder::Step IndexBuilder::decode_locked(std::unique_lock<std::mutex>& lk,
 // Reads the block at `bit` (one request, as far as `guess_end_bit` and a little more, larger only
 // if the block turns out longer) and decodes it into `out`.
 IndexBuilder::Decoded IndexBuilder::decode_candidate(uint64_t bit, uint64_t guess_end_bit, bz2::BlockDecoder& decoder,
-                                                     bz2::ByteBuffer& out) const {
+                                                     bz2::ByteBuffer& bytes, bz2::ByteBuffer& out) const {
   const uint64_t first = bit / 8;
   uint64_t want = guess_end_bit > bit ? (guess_end_bit + 7) / 8 - first + kBlockSlackBytes : kFirstGuessBytes;
   want = std::min(want, kMaxBlockBytes);
-  bz2::ByteBuffer bytes;  // not zeroed first, unlike a vector: the read fills it
   Decoded d;
   for (;;) {
     bytes.resize_uninitialized(static_cast<size_t>(std::min<uint64_t>(want, source_.size() - first)));

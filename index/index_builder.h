@@ -126,7 +126,8 @@ class IndexBuilder {
   bool sink_has_room_locked() const;  // the sink's room, given what is decoded ahead of it
   Step scan_locked(std::unique_lock<std::mutex>& lk, bz2::ByteBuffer& scratch);
   Step decode_locked(std::unique_lock<std::mutex>& lk, bz2::BlockDecoder& decoder, bz2::ByteBuffer& scratch);
-  Decoded decode_candidate(uint64_t bit, uint64_t guess_end_bit, bz2::BlockDecoder& decoder, bz2::ByteBuffer& out) const;
+  Decoded decode_candidate(uint64_t bit, uint64_t guess_end_bit, bz2::BlockDecoder& decoder, bz2::ByteBuffer& bytes,
+                           bz2::ByteBuffer& out) const;
   static Classified classify(std::span<const uint8_t> bytes, uint64_t byte, bool at_file_end);
   static void describe_mark(std::span<const uint8_t> bytes, uint64_t base, bool at_file_end, const bz2::Mark& m,
                             Candidate* c);
