@@ -110,6 +110,25 @@ TEST(CatalogStreamConcurrent, SlowConsumerHoldsTheDecodersBack) {
   expect_in_order(s.numbers);
 }
 
+TEST(CatalogStreamConcurrent, AConsumerBehindByTheWholeBudgetIsWokenForEachBlock) {
+  // More decoded bytes than the stream holds (16 MiB a decoding thread): the decoders stop for
+  // room, and only the consumer, woken for each block handed to it, makes it. Blocks of about
+  // 5 MB (runs of one byte at level 1: RLE1 turns 255 bytes into 5), a slow consumer.
+  TempDir dir;
+  index::IndexStore store((dir.path() / "idx").string());
+  const Bytes plain = repeated_byte(size_t{48} << 20, 'z');
+  const std::string path = dir.write("runs.bz2", libbz2_compress(plain, 1)).string();
+  for (unsigned threads : {1u, 2u}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    const Streamed s = stream(path, store, threads, SIZE_MAX, /*slow_consumer=*/true);
+    ASSERT_TRUE(s.obtained.ready()) << s.obtained.error;
+    EXPECT_TRUE(s.obtained.origin.built);
+    EXPECT_TRUE(same_bytes(s.bytes, plain));
+    expect_in_order(s.numbers);
+    std::filesystem::remove_all(dir.path() / "idx");  // the next round builds again
+  }
+}
+
 TEST(CatalogStreamConcurrent, DamagedBlocksArriveFlaggedAndEmpty) {
   const Bytes a = text_bytes(420000, 21), c = text_bytes(250000, 22);
   const Bytes fa = libbz2_compress(a, 1), fc = libbz2_compress(c, 2);
