@@ -45,6 +45,7 @@ class Sink final : public index::ResolvedBlockSink {
   std::vector<BlockRecord> records;
   std::vector<std::vector<uint8_t>> bytes;
   int finished = 0;
+  size_t announced = 0;  // blocks the builder has called blocks_handed() after
 
   bool has_room(uint64_t, size_t) const override { return true; }
   void on_block(size_t block, const BlockRecord& record, bz2::ByteBuffer b) override {
@@ -55,6 +56,11 @@ class Sink final : public index::ResolvedBlockSink {
     bytes.emplace_back(b.data(), b.data() + b.size());
   }
   void on_finished() override { ++finished; }
+  // One thread drives the build here, so this runs between its steps, never beside on_block().
+  void blocks_handed() override {
+    FUZZ_CHECK(records.size() > announced, "blocks_handed() after a step that handed no block");
+    announced = records.size();
+  }
 };
 
 index::BuildResult build(std::span<const uint8_t> data, Sink* sink) {
@@ -112,6 +118,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t size) {
 
   const BlockIndex& idx = with_sink.index;
   FUZZ_CHECK(sink.finished == 1, "on_finished called " + std::to_string(sink.finished) + " times");
+  FUZZ_CHECK(sink.announced == sink.records.size(), "blocks handed without a blocks_handed() after them");
   FUZZ_CHECK(sink.records.size() == idx.blocks.size(), "the sink got " + std::to_string(sink.records.size()) +
                                                            " blocks of " + std::to_string(idx.blocks.size()));
   for (size_t i = 0; i < idx.blocks.size(); ++i) {

@@ -32,8 +32,10 @@ void BlockStream::on_block(size_t block, const BlockRecord& record, bz2::ByteBuf
     queued_bytes_.fetch_add(bytes.size(), std::memory_order_relaxed);
     blocks_.push_back(Block{std::move(bytes), block, record});
   }
-  ready_.notify_one();
 }
+
+// The consumer waits for blocks_ under mu_, so a block pushed before this call is never missed.
+void BlockStream::blocks_handed() { ready_.notify_one(); }
 
 void BlockStream::on_finished() {
   {

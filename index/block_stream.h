@@ -36,10 +36,11 @@ class BlockStream final : public ResolvedBlockSink {
   // Waits for the next block; false when there is none left (the build finished).
   bool next(Block* out);
 
-  // ResolvedBlockSink (called by the builder under its lock).
+  // ResolvedBlockSink (called by the builder under its lock, but blocks_handed()).
   bool has_room(uint64_t unresolved_bytes, size_t decoding) const override;
   void on_block(size_t block, const BlockRecord& record, bz2::ByteBuffer bytes) override;
   void on_finished() override;
+  void blocks_handed() override;
 
  private:
   const uint64_t max_bytes_;

@@ -114,8 +114,12 @@ size_t IndexBuilder::ready_work() const {
 IndexBuilder::Step IndexBuilder::step(bz2::BlockDecoder& decoder, bz2::ByteBuffer& scratch) {
   std::unique_lock lk(mu_);
   if (phase_ == Phase::kFinished) return Step::kFinished;
-  if (should_scan_locked()) return scan_locked(lk, scratch);
-  return decode_locked(lk, decoder, scratch);
+  const size_t blocks_before = result_.index.blocks.size();
+  const Step s = should_scan_locked() ? scan_locked(lk, scratch) : decode_locked(lk, decoder, scratch);
+  const bool handed = sink_ && result_.index.blocks.size() != blocks_before;
+  lk.unlock();
+  if (handed) sink_->blocks_handed();
+  return s;
 }
 
 // Scans the next chunk with the lock released; its marks become candidates, with what resolution

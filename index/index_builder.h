@@ -45,8 +45,8 @@ struct BuildResult {
   std::vector<std::string> notes;  // damage and warnings, one line each, in file order
 };
 
-// Receives every block as resolution fixes it, in file order. Its calls are made with the builder's
-// lock held: they must not block and must not call back into the builder.
+// Receives every block as resolution fixes it, in file order. Its calls but blocks_handed() are made
+// with the builder's lock held: they must not block and must not call back into the builder.
 class ResolvedBlockSink {
  public:
   virtual ~ResolvedBlockSink() = default;
@@ -60,6 +60,10 @@ class ResolvedBlockSink {
   virtual void on_block(size_t block, const BlockRecord& record, bz2::ByteBuffer bytes) = 0;
   // The build finished (completed, failed or cancelled): no more blocks come.
   virtual void on_finished() = 0;
+  // Called without the builder's lock after a step that handed it blocks: the time to wake a
+  // consumer. Woken under the lock, the consumer preempted the decoder that held it and at once
+  // waited for that lock, two context switches more a block (`mibz2 cat -j 2`: 460 -> 325 a run).
+  virtual void blocks_handed() = 0;
 };
 
 class IndexBuilder {
