@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <vector>
 
+#include "bz2/byte_buffer.h"
 #include "bz2/stream_parser.h"
 #include "index/source_bytes.h"
 
@@ -15,8 +15,9 @@ namespace mibz2::index {
 
 class SourceWindow final : public bz2::SequentialInput {
  public:
-  // `read_size`: the buffer's size. Each refill keeps what the decoder still needs (at most one
-  // block, 3 MiB) and reads the rest, so 8 MiB makes reads of 5 MiB or more.
+  // `read_size`: the buffer's size, or the file's when that is smaller. Each refill keeps what the
+  // decoder still needs (at most one block, 3 MiB) and reads the rest, so 8 MiB makes reads of
+  // 5 MiB or more.
   explicit SourceWindow(const SourceBytes& source, size_t read_size = 8 << 20);
 
   std::span<const uint8_t> from(uint64_t byte, size_t want) override;
@@ -25,11 +26,13 @@ class SourceWindow final : public bz2::SequentialInput {
   // Why the input ended before size(): a read failed (its errno), or the file shrank.
   int read_error() const { return read_error_; }
   bool shrank() const { return shrank_; }
+  // Bytes of buffer held (for tests).
+  size_t buffer_bytes() const { return buf_.capacity(); }
 
  private:
   const SourceBytes& source_;
   const size_t read_size_;
-  std::vector<uint8_t> buf_;
+  bz2::ByteBuffer buf_;  // not zeroed: only the bytes read into it are ever handed out
   uint64_t buf_start_ = 0;  // file offset of buf_[0]
   size_t buf_len_ = 0;      // bytes of buf_ holding file bytes
   bool ended_ = false;      // nothing can be read past buf_start_ + buf_len_

@@ -351,6 +351,26 @@ TEST(SourceWindow, SequentialDecodeThroughAnySizeOfWindowIsTheWholeFilesDecode) 
   }
 }
 
+// The window's buffer is never larger than the file: `mibz2 cat -j 1` of a small file does not
+// take the 8 MiB the window reads at a time in a large one.
+TEST(SourceWindow, ABufferNoLargerThanTheFile) {
+  const Bytes plain = text_bytes(20000, 3);
+  const Bytes file = libbz2_compress(plain, 9);
+  const index::SpanBytes bytes(file);
+  index::SourceWindow input(bytes);
+  Bytes got;
+  bz2::SequentialSink sink;
+  sink.write = [&](const uint8_t* d, size_t n) {
+    got.insert(got.end(), d, d + n);
+    return true;
+  };
+  bz2::BlockDecoder decoder;
+  EXPECT_FALSE(bz2::decode_sequential(input, decoder, sink));
+  EXPECT_TRUE(same_bytes(got, plain));
+  EXPECT_GT(input.buffer_bytes(), 0u);
+  EXPECT_LE(input.buffer_bytes(), file.size());
+}
+
 // A file that shrinks under the reader ends the input where it now ends, and says it shrank.
 TEST(SourceWindow, AFileThatShrankEndsTheInputAndSaysSo) {
   const Variant& v = corpus().back();
