@@ -30,16 +30,22 @@ uint32_t segments_for(uint32_t n) { return std::clamp<uint32_t>(n / kSegmentTarg
 
 }  // namespace
 
+void InverseBwt::grow_table(uint32_t n) {
+  if (table_capacity_ >= n) return;
+  table_.reset(new uint32_t[n]);
+  table_capacity_ = n;
+}
+
+void InverseBwt::grow_scratch(uint32_t bytes) {
+  if (scratch_capacity_ >= bytes) return;
+  scratch_.reset(new uint8_t[bytes]);
+  scratch_capacity_ = bytes;
+}
+
 void InverseBwt::reserve(uint32_t max_n) {
-  if (table_capacity_ < max_n) {
-    table_.reset(new uint32_t[max_n]);
-    table_capacity_ = max_n;
-  }
+  grow_table(max_n);
   const uint32_t max_chunks = max_chunks_for(max_n, segments_for(max_n));
-  if (scratch_capacity_ < max_chunks * kChunk) {
-    scratch_.reset(new uint8_t[size_t{max_chunks} * kChunk]);
-    scratch_capacity_ = max_chunks * kChunk;
-  }
+  grow_scratch(max_chunks * kChunk);
   chunks_.reserve(max_chunks);
 }
 
@@ -78,10 +84,7 @@ void scatter_lanes(const uint8_t* ll, uint32_t* t, uint32_t (*next)[256], uint32
 
 uint32_t InverseBwt::build_table(const uint8_t* ll, uint32_t n, const uint32_t counts[256],
                                  const PrefixCounts* prefixes) {
-  if (table_capacity_ < n) {
-    table_.reset(new uint32_t[n]);
-    table_capacity_ = n;
-  }
+  grow_table(n);
   uint32_t base[256];
   uint32_t sum = 0;
   for (int b = 0; b < 256; ++b) {
@@ -166,10 +169,7 @@ ErrorCode InverseBwt::run(const uint8_t* ll, uint32_t n, const uint32_t counts[2
 }
 
 void InverseBwt::walk_single(uint32_t n, uint32_t orig_ptr) {
-  if (scratch_capacity_ < n) {
-    scratch_.reset(new uint8_t[n]);
-    scratch_capacity_ = n;
-  }
+  grow_scratch(n);
   const uint32_t* t = table_.get();
   uint8_t* const out = scratch_.get();
   uint32_t state = orig_ptr;
@@ -186,10 +186,7 @@ ErrorCode InverseBwt::walk(uint32_t n, uint32_t /*orig_ptr*/) {
   const uint32_t nseg = static_cast<uint32_t>(starts_.size());
   // Running out of chunks means some lane circles a cycle that holds no segment start.
   const uint32_t max_chunks = max_chunks_for(n, nseg);
-  if (scratch_capacity_ < max_chunks * kChunk) {
-    scratch_.reset(new uint8_t[size_t{max_chunks} * kChunk]);
-    scratch_capacity_ = max_chunks * kChunk;
-  }
+  grow_scratch(max_chunks * kChunk);
   chunks_.clear();
   chunks_.reserve(max_chunks);
   first_chunk_.assign(nseg, kNoNext);

@@ -62,6 +62,10 @@ class InverseBwt {
     uint32_t next;   // next chunk of the same segment, or kEndsAtStart | state of the next segment
   };
 
+  // Grow (never shrink) the walk table to n entries, the chunk storage to `bytes`; what they held
+  // is not kept.
+  void grow_table(uint32_t n);
+  void grow_scratch(uint32_t bytes);
   uint32_t build_table(const uint8_t* ll, uint32_t n, const uint32_t counts[256], const PrefixCounts* prefixes);
   ErrorCode walk(uint32_t n, uint32_t orig_ptr);
   ErrorCode stitch(uint32_t n);
