@@ -23,7 +23,8 @@ std::span<const uint8_t> SourceWindow::from(uint64_t byte, size_t want) {
     // No larger than what is left of the file: a small file gets a small buffer (an 8 MiB vector,
     // zeroed first, took 2000 page faults and a memset of `mibz2 cat -j 1` whatever the file).
     const uint64_t file_left = source_.size() - std::min<uint64_t>(buf_start_, source_.size());
-    const size_t size = static_cast<size_t>(std::max<uint64_t>(std::min<uint64_t>(std::max(read_size_, want), file_left), buf_len_));
+    const uint64_t wanted = std::min<uint64_t>(std::max(read_size_, want), file_left);
+    const size_t size = static_cast<size_t>(std::max<uint64_t>(wanted, buf_len_));  // never below what it keeps
     buf_.reserve_exact(size);
     buf_.resize_uninitialized(size);
     while (buf_len_ < want && !ended_) {
