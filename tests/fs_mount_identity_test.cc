@@ -133,8 +133,10 @@ TEST_F(FsMountTest, IndexOfAnotherFileWithTheSameIdentityNeverServesWrongBytes) 
 }
 
 // Two mibz2fs (two mounts of one SOURCE, as on two machines) share an index directory and build
-// the same index at once (both start it as they mount): one index file is left, valid,
-// with no temporary beside it, and a third mount uses it.
+// the same index at once: one index file is left, valid, with no temporary beside it, and a third
+// mount uses it. Both builds are held at their start (mibz2fs's MIBZ2FS_TEST_HOLD_BUILDS) until
+// both have begun: left to run, the first could finish before the second mount's tree walk
+// looks for the index (it did, once, in CI under ASan), and the second would load it instead.
 TEST_F(FsMountTest, TwoMountsSharingAnIndexDirBuildingAtOnceEndWithOneValidIndex) {
   const stdfs::path src = new_source();
   const Bytes plain = text_bytes(kSanitized ? 3'000'000 : 12'000'000, 1403);
@@ -142,13 +144,24 @@ TEST_F(FsMountTest, TwoMountsSharingAnIndexDirBuildingAtOnceEndWithOneValidIndex
   write_file(src / "big.bz2", as_span(file));
   stdfs::create_directories(idx_);
   const stdfs::path work = stdfs::canonical(work_->path());
-  // Each mount queues the file's build as it starts (its tree walk), so both build at once.
+  const stdfs::path hold = work / "hold";
+  write_file(hold, to_bytes("held"));
+  setenv("MIBZ2FS_TEST_HOLD_BUILDS", hold.c_str(), 1);
+  // Each mount starts the file's build as it starts (its tree walk); the hold keeps both at 0%.
   std::vector<Mibz2fs*> both;
   for (int i = 0; i < 2; ++i) {
     Mibz2fs* m = mount(src, {}, work / ("mnt-" + std::to_string(i)));
-    MOUNT_OR_RETURN(m);
+    if (!m) break;  // mount() has reported why
     both.push_back(m);
   }
+  unsetenv("MIBZ2FS_TEST_HOLD_BUILDS");  // the two children have their copies
+  const auto all_building = [&] {
+    return std::all_of(both.begin(), both.end(), [](Mibz2fs* m) { return lines_with(slurp(m->log()), ": indexing") == 1; });
+  };
+  const Clock::time_point t0 = Clock::now();
+  while (both.size() == 2 && !all_building() && seconds_since(t0) < 30) sleep_ms(10);
+  stdfs::remove(hold);
+  if (both.size() != 2) return;
   std::vector<ReadAll> got(2);
   std::vector<std::thread> readers;
   for (int i = 0; i < 2; ++i) readers.emplace_back([&, i] { got[i] = read_all(both[i]->mnt() / "big"); });
