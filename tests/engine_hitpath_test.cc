@@ -195,5 +195,32 @@ TEST(HitPathReadAheadConcurrent, QueueingReadAheadNeverWaitsForTheInflightMutex)
   expect_reads_finish_while_held(e, *reader, s, Lock::kInflight, off, 4096);
 }
 
+// What the comment above promises: read-ahead a cached read skipped because the in-flight mutex
+// was busy is queued by the stream's next read. (The policy had counted it as queued, so those
+// blocks came cold to a sequential reader: CI's EngineConcurrent.SequentialReadingIsServedByReadAhead
+// could see too little read-ahead when a decode's end held the mutex as a plan was queued.)
+TEST(HitPathReadAheadConcurrent, ReadAheadSkippedForABusyInflightMutexIsQueuedByTheNextRead) {
+  const Source& s = text_source();
+  ASSERT_GE(s.blocks(), 6u);
+  Engine e(options(2, uint64_t{64} << 20, /*readahead=*/true));
+  auto reader = open_reader(e, 1, s);
+  const uint64_t base = s.block_start(2);
+  ASSERT_GT(s.block_size(2), 4000u);
+  ASSERT_TRUE(read_and_check(*reader, s, base, 1000));  // cold; a new stream earns nothing yet
+  settle(e);
+  ASSERT_EQ(stat(e.stats().readahead_issued), 0u);
+  {
+    LockHolder holder(reader->inflight_mutex_for_testing());
+    ASSERT_TRUE(read_and_check(*reader, s, base + 1000, 1000));  // a hit that plans blocks 3.. ahead
+    EXPECT_EQ(holder.phase(), 1);
+  }
+  EXPECT_EQ(stat(e.stats().readahead_issued), 0u) << "read-ahead was queued while the mutex was held";
+  ASSERT_TRUE(read_and_check(*reader, s, base + 2000, 1000));  // the stream's next read
+  settle(e);
+  EXPECT_TRUE(e.cache().contains({1, 3})) << "block 3 was planned, not queued, and never planned again; "
+                                          << e.stats().summary();
+  EXPECT_GT(stat(e.stats().readahead_issued), 0u);
+}
+
 }  // namespace
 }  // namespace mibz2::test

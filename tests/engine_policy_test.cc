@@ -176,6 +176,46 @@ TEST(ReadAheadPolicy, SlightlyOutOfOrderReadsStillCount) {
   EXPECT_GT(plans, 50u);
 }
 
+// A plan the reader could not queue past some block (its slow path was busy) is planned again
+// from that block by the stream's next read; a stream replaced meanwhile is not touched.
+TEST(ReadAheadPolicy, BlocksNotQueuedArePlannedAgainByTheNextRead) {
+  const FakeFile f = FakeFile::uniform(100, 1 << 20);
+  ReadAheadLimits limits;
+  limits.initial_blocks = 2;
+  limits.max_blocks = 8;
+  ReadAheadPolicy p(limits);
+  const uint64_t chunk = 64 * 1024;
+  ASSERT_TRUE(f.read(p, 0, chunk).empty());  // a new stream
+  const ReadAheadPlan first = f.read(p, chunk, chunk);
+  ASSERT_EQ(first.first, 1u);
+  ASSERT_EQ(first.last, 2u);
+  p.not_queued(first, 1);  // none of it was queued
+  const ReadAheadPlan again = f.read(p, 2 * chunk, chunk);
+  EXPECT_EQ(again.first, 1u) << "blocks 1 and 2 were never queued, and this stream will read them";
+  EXPECT_EQ(again.last, 4u);
+  // Nothing given back: the next plan goes on after what was queued.
+  const ReadAheadPlan next = f.read(p, 3 * chunk, chunk);
+  EXPECT_EQ(next.first, 5u);
+
+  // Eight other streams replace this one; giving back its old plan then changes nothing for the
+  // stream now in its place.
+  ReadAheadPolicy q(limits);
+  ASSERT_TRUE(f.read(q, 0, chunk).empty());
+  const ReadAheadPlan old = f.read(q, chunk, chunk);
+  ASSERT_FALSE(old.empty());
+  for (int s = 1; s <= 8; ++s) {
+    const uint64_t at = static_cast<uint64_t>(s) * 10 * (1 << 20);
+    ASSERT_TRUE(f.read(q, at, chunk).empty());
+    if (s == 8) continue;
+    ASSERT_FALSE(f.read(q, at + chunk, chunk).empty());
+  }
+  const uint64_t last_at = 80 * (1 << 20);
+  ASSERT_FALSE(f.read(q, last_at + chunk, chunk).empty());  // plans 81..82 for the newest stream
+  q.not_queued(old, 1);
+  const ReadAheadPlan newest = f.read(q, last_at + 2 * chunk, chunk);
+  EXPECT_EQ(newest.first, 83u) << "a plan of a replaced stream moved another stream's read-ahead";
+}
+
 // ---- decoder pool -----------------------------------------------------------------------------
 
 // A job that records its name in `order`.

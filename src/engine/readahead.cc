@@ -28,7 +28,7 @@ ReadAheadPlan ReadAheadPolicy::on_read(uint64_t offset, uint64_t length, uint64_
       }
       if (s.last_use < victim->last_use) victim = &s;
     }
-    *victim = Stream{offset + length, 0, 0, clock_, true};
+    *victim = Stream{offset + length, 0, 0, clock_, clock_, true};
     return {};
   }
 
@@ -48,9 +48,17 @@ ReadAheadPlan ReadAheadPolicy::on_read(uint64_t offset, uint64_t length, uint64_
     last = b;
   }
   plan.last = last;
+  plan.stream = static_cast<int>(match - streams_);
+  plan.born = match->born;
   if (!plan.empty()) match->issued_to = plan.last + 1;
   (void)first_block;
   return plan;
+}
+
+void ReadAheadPolicy::not_queued(const ReadAheadPlan& plan, uint64_t from) {
+  if (plan.stream < 0 || plan.stream >= kStreams) return;
+  Stream& s = streams_[plan.stream];
+  if (s.live && s.born == plan.born) s.issued_to = std::min(s.issued_to, from);
 }
 
 }  // namespace mibz2::engine

@@ -24,6 +24,8 @@ struct ReadAheadLimits {
 struct ReadAheadPlan {
   uint64_t first = 1;
   uint64_t last = 0;
+  int stream = -1;       // the stream it was planned for, and when that stream began (not_queued)
+  uint64_t born = 0;
   bool empty() const { return first > last; }
 };
 
@@ -35,6 +37,10 @@ class ReadAheadPolicy {
   // block_size(i) gives the decoded size of block i; block_count the number of blocks.
   ReadAheadPlan on_read(uint64_t offset, uint64_t length, uint64_t first_block, uint64_t last_block,
                         uint64_t block_count, const std::function<uint64_t(uint64_t)>& block_size);
+  // Blocks [from, plan.last] of `plan` were not queued (the reader gave up on them rather than
+  // wait for a busy lock): the stream's next plan starts at `from` again, so that a sequential
+  // reader does not meet them cold. Ignored if the stream has since been replaced.
+  void not_queued(const ReadAheadPlan& plan, uint64_t from);
 
  private:
   static constexpr int kStreams = 8;
@@ -43,6 +49,7 @@ class ReadAheadPolicy {
     uint64_t window = 0;       // blocks of read-ahead earned
     uint64_t issued_to = 0;    // last block queued for it, plus one (0: none)
     uint64_t last_use = 0;     // for replacing the least recently used stream
+    uint64_t born = 0;         // the clock when it began: tells a stream from its replacement
     bool live = false;
   };
 

@@ -180,7 +180,13 @@ void Reader::plan_readahead(uint64_t offset, uint64_t end, uint64_t first, uint6
   }
   for (uint64_t b = plan.first; b <= plan.last && !plan.empty(); ++b) {
     if (idx.blocks[b].damaged() || engine_.cache().contains({file_id_, b})) continue;
-    if (!request_readahead(b)) return;  // the slow path is busy: this read does not wait for it
+    if (!request_readahead(b)) {
+      // The slow path is busy: this read does not wait for it, and the stream's next read plans
+      // the rest again (lost only if the policy is busy as well: those blocks then go on demand).
+      std::unique_lock lk(readahead_mu_, std::try_to_lock);
+      if (lk.owns_lock()) readahead_.not_queued(plan, b);
+      return;
+    }
   }
 }
 
