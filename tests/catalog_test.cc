@@ -183,15 +183,22 @@ TEST(CatalogConcurrent, AStoppedWaitEndsAtOnceAndTheBuildGoesOn) {
 
 TEST(CatalogConcurrent, AFileSomeoneWaitsForIsBuiltNext) {
   CatalogSetup s(1);
-  // f0 builds first (the queue was empty); f1, f2 queue behind it; f1 is then asked for.
-  const engine::FileRef f0 = s.add("f0.bz2", text_bytes(scaled(8000000, 3000000), 7));
+  // f0 builds first (the queue was empty); f1, f2 queue behind it; f1 is then asked for. The
+  // builds are held at their start until then: f0 must still be building when f1 is asked for
+  // (on a slow machine the test's thread could otherwise lose the core for longer than f0's build).
+  std::atomic<bool> held{true};
+  s.catalog.hold_builds_while([&] { return held.load(); });
+  const engine::FileRef f0 = s.add("f0.bz2", text_bytes(3000000, 7));
   const engine::FileRef f1 = s.add("f1.bz2", text_bytes(3000000, 8));
   const engine::FileRef f2 = s.add("f2.bz2", text_bytes(3000000, 9));
   s.catalog.prepare(f0, Need::kSoon);
   s.catalog.prepare(f1, Need::kSoon);
   s.catalog.prepare(f2, Need::kSoon);  // newest first: f2 would be next
+  EXPECT_EQ(s.catalog.status(f0).state, IndexState::kBuilding);
   EXPECT_EQ(s.catalog.status(f2).state, IndexState::kQueued);
-  ASSERT_TRUE(s.catalog.wait(f1));  // ... but f1 is waited for
+  s.catalog.prepare(f1, Need::kNow);  // ... but f1 is asked for (wait() begins with this)
+  held = false;
+  ASSERT_TRUE(s.catalog.wait(f1));
   EXPECT_FALSE(s.catalog.status(f2).ready()) << "f2 was built before the file someone waited for";
   settle_guarded(s.catalog, f2);
   EXPECT_TRUE(s.catalog.status(f0).ready());
