@@ -144,6 +144,14 @@ TEST_F(FsProgressTest, AFilesAttributesNeverWaitForItsIndex) {
   ASSERT_EQ(stat(shown.c_str(), &st), 0);  // indexed: the kernel keeps these attributes
   ASSERT_EQ(get_xattr(shown, "user.mibz2fs.index").value, "ready");
   ASSERT_NE(get_xattr(shown, "user.mibz2fs.blocks").value, "");
+  // An O_PATH descriptor (no FUSE open) pins the file's dentry: ctest runs two tests at once, and
+  // another's drop_caches (FsMountTest.NodesOfFilesTheKernelForgotAreDropped) would otherwise make
+  // the kernel look the file up again here, and then ask for its attributes, which wait.
+  struct Pin {
+    int fd;
+    ~Pin() { if (fd >= 0) close(fd); }  // before the unmount: an open descriptor would keep the mount busy
+  } const pin{open(shown.c_str(), O_PATH)};
+  ASSERT_GE(pin.fd, 0) << std::strerror(errno);
 
   hold();
   const Bytes changed = text_bytes(300000, 999);
