@@ -181,10 +181,11 @@ void Reader::plan_readahead(uint64_t offset, uint64_t end, uint64_t first, uint6
   for (uint64_t b = plan.first; b <= plan.last && !plan.empty(); ++b) {
     if (idx.blocks[b].damaged() || engine_.cache().contains({file_id_, b})) continue;
     if (!request_readahead(b)) {
-      // The slow path is busy: this read does not wait for it, and the stream's next read plans
-      // the rest again (lost only if the policy is busy as well: those blocks then go on demand).
-      std::unique_lock lk(readahead_mu_, std::try_to_lock);
-      if (lk.owns_lock()) readahead_.not_queued(plan, b);
+      // This read does not wait for the slow path; the stream's next read plans the rest again.
+      // The policy's lock is waited for here: it guards a few lines of bookkeeping, and when the
+      // slow path is busy another thread of the same reader is likely planning under it.
+      std::lock_guard lk(readahead_mu_);
+      readahead_.not_queued(plan, b);
       return;
     }
   }
@@ -288,8 +289,16 @@ bool Reader::request_readahead(uint64_t block) {
     f->readahead = true;
     inflight_.emplace(block, f);
   }
+  try {
+    queue_decode(f, block, Priority::kReadAhead);
+  } catch (const std::exception& e) {
+    // Out of memory queueing the job: nothing will run it, so it leaves the in-flight table (a
+    // reader that joined it meanwhile is told, as for a demand decode) and is planned again.
+    spdlog::warn("{}: cannot queue the read-ahead of {}: {}", path_, index::describe_block(*index_, block), e.what());
+    complete(f, block, Outcome{nullptr, ENOMEM});
+    return false;
+  }
   add(engine_.stats().readahead_issued);
-  queue_decode(f, block, Priority::kReadAhead);
   return true;
 }
 

@@ -105,7 +105,8 @@ class Reader : public std::enable_shared_from_this<Reader> {
   // again at demand priority (whichever copy a worker takes first decodes it).
   std::shared_ptr<InFlight> promote_next_readahead_locked(uint64_t block, uint64_t* promoted);
   // Queues a read-ahead decode unless the block is cached or under way; false, without waiting,
-  // when the in-flight mutex is busy (read-ahead is a hint; the reader that planned it goes on).
+  // when the in-flight mutex is busy (read-ahead is a hint; the reader that planned it goes on),
+  // or when the job could not be queued (out of memory).
   bool request_readahead(uint64_t block);
   void queue_decode(const std::shared_ptr<InFlight>& f, uint64_t block, Priority priority);
   Outcome decode(uint64_t block, WorkerContext& ctx);
@@ -122,7 +123,8 @@ class Reader : public std::enable_shared_from_this<Reader> {
 
   // Lock order (each line: held while taking the next ones, never the reverse):
   //   inflight_mu_  ->  a BlockCache shard mutex (the re-check under the slow path)
-  //   readahead_mu_, damage_mu_: leaves, taken alone.
+  //   readahead_mu_, damage_mu_: leaves, taken alone (readahead_mu_ only tried by a read, but
+  //   waited for to give back a plan it could not queue: see plan_readahead).
   // No lock here is held across a decode, a source read or a pool submit.
   std::mutex inflight_mu_;  // the slow path: guards inflight_
   std::unordered_map<uint64_t, std::shared_ptr<InFlight>> inflight_;
