@@ -127,6 +127,59 @@ TEST(CatalogConcurrent, NotBzip2FailsAndEveryWaiterLearnsIt) {
   EXPECT_EQ(s.catalog.status(f).index->decompressed_size, plain.size());
 }
 
+// wait() on a ready file while another thread finds the file changed (refresh marks it stale):
+// wait() must end with the file indexed again, never wait on a stale file that nobody indexes. The
+// race is between wait()'s look at the state and its sleep, a few instructions wide, so the test
+// runs it many times; each wait has a watchdog that stops it (a stopped wait returns false).
+TEST(CatalogConcurrent, AWaitRacingAChangeOfTheFileEndsWithItIndexedAgain) {
+  CatalogSetup s(2);
+  const Bytes plain = text_bytes(20000, 11);
+  const engine::FileRef f = s.add("changing.bz2", plain);
+  ASSERT_TRUE(s.catalog.wait(f));
+  const int rounds = kSanitized ? 150 : 500;
+  int stale_seen = 0;
+  for (int i = 0; i < rounds; ++i) {
+    ASSERT_TRUE(s.catalog.wait(f)) << "round " << i;  // ready before each round
+    std::atomic<int> ready{0};
+    std::stop_source watchdog;
+    bool waited = false;
+    std::thread waiter([&] {
+      ++ready;
+      while (ready.load() < 2) {
+      }
+      // refresh() stats the file first: start the wait a little later each round, so that some
+      // rounds put refresh()'s change inside wait()'s window.
+      for (int k = 0; k < (i % 64) * 64; ++k) std::atomic_signal_fence(std::memory_order_seq_cst);
+      waited = s.catalog.wait(f, watchdog.get_token());
+    });
+    // A new mtime, as a rewrite with the same bytes would leave.
+    const struct timespec times[2] = {{0, UTIME_OMIT}, {1'000'000'000 + i, 0}};
+    ASSERT_EQ(utimensat(AT_FDCWD, f->path().c_str(), times, 0), 0);
+    ++ready;
+    while (ready.load() < 2) {
+    }
+    if (s.catalog.refresh(f)) ++stale_seen;
+    std::thread dog([&] {
+      for (int ms = 0; ms < 20000 && !watchdog.stop_requested(); ms += 10)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      watchdog.request_stop();
+    });
+    waiter.join();
+    const bool stopped = watchdog.stop_requested();
+    watchdog.request_stop();
+    dog.join();
+    ASSERT_FALSE(stopped) << "round " << i << ": wait() slept on a stale file for 20 s";
+    ASSERT_TRUE(waited) << "round " << i << ": " << s.catalog.status(f).describe();
+  }
+  EXPECT_GT(stale_seen, 0);
+  std::string error;
+  const std::shared_ptr<engine::Reader> r = s.catalog.open(f, &error);
+  ASSERT_TRUE(r) << error;
+  Bytes got(plain.size());
+  ASSERT_EQ(r->read(0, got.size(), got.data()), static_cast<ssize_t>(plain.size()));
+  EXPECT_TRUE(same_bytes(got, plain));
+}
+
 TEST(CatalogConcurrent, MissingSourceFails) {
   CatalogSetup s;
   const engine::FileRef f = s.catalog.add((s.dir.path() / "missing.bz2").string());

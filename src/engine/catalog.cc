@@ -427,12 +427,19 @@ void Catalog::prepare(const FileRef& file, Need need) {
 }
 
 bool Catalog::wait(const FileRef& file, std::stop_token stop) {
-  prepare(file, Need::kNow);
-  std::unique_lock lk(file->mu_);
-  file->settled_.wait(lk, stop, [&] {
-    return file->state_ == IndexState::kReady || file->state_ == IndexState::kFailed;
-  });
-  return file->state_ == IndexState::kReady;
+  for (;;) {
+    prepare(file, Need::kNow);
+    std::unique_lock lk(file->mu_);
+    // Stale again: prepare() found the file ready, and before this lock refresh() saw it changed
+    // or distrust() dropped its index. Nobody indexes it until it is asked for: ask again.
+    // (Both wake this wait.)
+    const auto stale = [&] { return file->state_ == IndexState::kStale || file->state_ == IndexState::kUnknown; };
+    file->settled_.wait(lk, stop, [&] {
+      return file->state_ == IndexState::kReady || file->state_ == IndexState::kFailed || stale();
+    });
+    if (stale() && !stop.stop_requested()) continue;
+    return file->state_ == IndexState::kReady;
+  }
 }
 
 bool Catalog::stopped_waiting(const FileRef& file, const std::stop_token& stop) const {
@@ -504,6 +511,7 @@ bool Catalog::refresh(const FileRef& file) {
     file->index_.reset();
     file->reader_.reset();
   }
+  file->settled_.notify_all();  // a wait() that found it ready just now asks for it again
   spdlog::info("{}: source changed since it was indexed; indexing it again", file->path());
   if (forget_id) engine_.forget(forget_id);
   return true;
@@ -608,6 +616,7 @@ void Catalog::distrust(const FileRef& file, uint64_t file_id, const std::string&
     file->reader_.reset();
     file->distrust_stored_ = true;
   }
+  file->settled_.notify_all();  // a wait() that found it ready just now asks for it again
   // Once per index: the first block found to differ says it for all (the others fail alike).
   spdlog::warn("{}: its index does not match the source ({}); reads of it fail until it is indexed again",
                file->path(), what);
