@@ -117,7 +117,9 @@ void Reader::read_async(uint64_t offset, size_t length, ReadDone done) {
     }
   }
 
-  // The common case, a read inside one cached block: one shard lock, nothing else.
+  // The common case, a read inside one cached block: one shard lock, and nothing else waited for
+  // but what queueing read-ahead takes (plan_readahead: the pool's lock to submit, and the
+  // policy's to give back what the busy in-flight mutex kept it from queueing).
   if (first == last) {
     if (BlockRef ref = engine_.cache().lookup({file_id_, first})) {
       plan_readahead(offset, end, first, last);

@@ -98,7 +98,9 @@ class InodeTable {
 
   const io::SourceRoot& root_;
   engine::Catalog& catalog_;
-  mutable std::mutex mu_;  // a leaf lock: guards the maps, the counter and nodes' lookups; no I/O under it
+  // Guards the maps, the counter and nodes' lookups; no I/O under it. Held only while taking the
+  // Catalog's own mutex (Catalog::add, in catalog_entry_locked), which never takes this one.
+  mutable std::mutex mu_;
   fuse_ino_t next_ino_ = FUSE_ROOT_ID + 1;
   std::unordered_map<fuse_ino_t, NodeRef> by_ino_;
   std::unordered_map<std::string, fuse_ino_t> by_rel_;
