@@ -87,7 +87,12 @@ void BlockCache::insert(const BlockKey& key, BlockRef block, bool prefetched) {
   Shard& s = shard_for(key);
   std::lock_guard lk(s.mu);
   s.lru.push_front(Entry{key, std::move(block), bytes, tick_.fetch_add(1, std::memory_order_relaxed), prefetched});
-  s.map.emplace(key, s.lru.begin());
+  try {
+    s.map.emplace(key, s.lru.begin());
+  } catch (...) {
+    s.lru.pop_front();  // out of memory: as if never inserted (an entry in one and not the other
+    throw;              // would be evicted with bytes never counted in)
+  }
   const uint64_t now = resident_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   stats_.cache_bytes.store(now, std::memory_order_relaxed);
   if (now > stats_.cache_bytes_peak.load(std::memory_order_relaxed)) stats_.cache_bytes_peak.store(now, std::memory_order_relaxed);

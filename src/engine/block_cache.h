@@ -56,7 +56,8 @@ class BlockCache {
   bool contains(const BlockKey& key) const;
   // Inserts a decoded block, evicting least recently used blocks first so the resident bytes never
   // exceed the capacity. A block larger than the whole capacity is not kept. `prefetched`: it was
-  // decoded ahead of any reader (counted as wasted if evicted before it is read).
+  // decoded ahead of any reader (counted as wasted if evicted before it is read). Out of memory,
+  // throws with the block not inserted (blocks evicted to make room stay evicted).
   void insert(const BlockKey& key, BlockRef block, bool prefetched);
   // Drops every block of a file (it changed or was closed for good).
   void erase_file(uint64_t file);

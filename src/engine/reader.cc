@@ -312,18 +312,23 @@ void Reader::queue_decode(const std::shared_ptr<InFlight>& entry, uint64_t block
                                    block](WorkerContext& ctx) {
     const std::shared_ptr<InFlight> f = weak.lock();
     if (!f || f->started.exchange(true)) return;  // the other copy of this job got it
-    Outcome o;
+    // From here the entry is this job's to complete, whatever fails: left in the in-flight table
+    // as started, it would make every later read of the block join it and wait for good.
+    Outcome o{nullptr, EIO};
     try {
       o = self->decode(block, ctx);
     } catch (const std::exception& e) {
       // Out of memory for a huge block: this read fails; the readers waiting for it are told.
-      self->report_damage(block, std::string("cannot decode: ") + e.what());
-      o = {nullptr, EIO};
+      self->report_damage_noexcept(block, "cannot decode: ", e.what());
     }
     if (o.block) {
       const bool unread_ahead = f->readahead && !f->demanded.load();
       if (f->readahead && !unread_ahead) add(self->engine_.stats().readahead_used);
-      self->engine_.cache().insert({self->file_id_, block}, o.block, unread_ahead);
+      try {
+        self->engine_.cache().insert({self->file_id_, block}, o.block, unread_ahead);
+      } catch (const std::exception&) {
+        // Out of memory to cache it: the waiting readers still get the block.
+      }
     }
     self->complete(f, block, o);
   });
@@ -354,6 +359,14 @@ Reader::Outcome Reader::mismatch(uint64_t block, const std::string& why) {
   if (on_mismatch_) on_mismatch_(what);
   else report_damage(block, "the index does not match the source: " + why);
   return {nullptr, EIO};
+}
+
+void Reader::report_damage_noexcept(uint64_t block, const char* what, const char* detail) noexcept {
+  try {
+    report_damage(block, std::string(what) + detail);
+  } catch (...) {
+    // Out of memory even for the message: the readers still get their EIO.
+  }
 }
 
 void Reader::report_damage(uint64_t block, const std::string& why) {

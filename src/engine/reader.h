@@ -112,6 +112,8 @@ class Reader : public std::enable_shared_from_this<Reader> {
   Outcome decode(uint64_t block, WorkerContext& ctx);
   Outcome mismatch(uint64_t block, const std::string& why);
   void report_damage(uint64_t block, const std::string& why);
+  // The same where an exception must not escape (a decode job's failure path): `what` + `detail`.
+  void report_damage_noexcept(uint64_t block, const char* what, const char* detail) noexcept;
 
   Engine& engine_;
   const uint64_t file_id_;
