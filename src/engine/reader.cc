@@ -235,16 +235,17 @@ void Reader::request(uint64_t block, Waiter waiter) {
     if (next) queue_decode(next, next_block, Priority::kDemand);
   } catch (const std::exception& e) {
     // Its read-ahead job is still queued and decodes it.
-    spdlog::warn("{}: cannot queue the decode of {}: {}", path_, index::describe_block(*index_, next_block), e.what());
+    spdlog::warn("{}: cannot queue the decode of block {}: {}", path_, next_block, e.what());
   }
   if (!start && !upgrade) return;
   try {
     queue_decode(f, block, Priority::kDemand);
   } catch (const std::exception& e) {
     // Out of memory queueing the job. A new decode: nothing will run it, so its waiters are told
-    // now. An upgrade: the read-ahead job already queued still decodes it.
-    spdlog::error("{}: cannot queue the decode of {}: {}", path_, index::describe_block(*index_, block), e.what());
+    // now. An upgrade: the read-ahead job already queued still decodes it. The message allocates
+    // nothing outside spdlog (which catches its own failures): nothing may throw past complete().
     if (start) complete(f, block, Outcome{nullptr, ENOMEM});
+    spdlog::error("{}: cannot queue the decode of block {}: {}", path_, block, e.what());
   }
 }
 
@@ -296,8 +297,9 @@ bool Reader::request_readahead(uint64_t block) {
   } catch (const std::exception& e) {
     // Out of memory queueing the job: nothing will run it, so it leaves the in-flight table (a
     // reader that joined it meanwhile is told, as for a demand decode) and is planned again.
-    spdlog::warn("{}: cannot queue the read-ahead of {}: {}", path_, index::describe_block(*index_, block), e.what());
+    // The message allocates nothing outside spdlog (which catches its own failures).
     complete(f, block, Outcome{nullptr, ENOMEM});
+    spdlog::warn("{}: cannot queue the read-ahead of block {}: {}", path_, block, e.what());
     return false;
   }
   add(engine_.stats().readahead_issued);
