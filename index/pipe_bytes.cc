@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 namespace mibz2::index {
 namespace {
@@ -42,12 +43,21 @@ void PipeBytes::read_more(std::unique_lock<std::mutex>& lk, uint64_t need) const
   reading_ = true;
   const uint64_t from = end_;
   lk.unlock();
-  // Fills one chunk, or stops early once `need` is reached (a reader waits for it) or at the end.
-  std::vector<uint8_t> chunk(kChunkBytes);
+  // Out of memory (for the chunk, or to keep it) the input ends here, failed, as for a read error:
+  // bytes taken from the pipe and not kept are gone, so nothing after them may be served; and
+  // reading_ is cleared below whatever happened, or every other reader would wait for good.
   size_t got = 0;
   int err = 0;
   bool ended = false;
-  while (got < chunk.size() && (got == 0 || from + got < need)) {
+  std::vector<uint8_t> chunk;
+  try {
+    chunk.resize(kChunkBytes);
+  } catch (const std::bad_alloc&) {
+    err = ENOMEM;
+    ended = true;
+  }
+  // Fills one chunk, or stops early once `need` is reached (a reader waits for it) or at the end.
+  while (!ended && got < chunk.size() && (got == 0 || from + got < need)) {
     const ssize_t n = ::read(fd_, chunk.data() + got, chunk.size() - got);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
@@ -58,9 +68,17 @@ void PipeBytes::read_more(std::unique_lock<std::mutex>& lk, uint64_t need) const
     got += static_cast<size_t>(n);
   }
   chunk.resize(got);
-  if (got < kChunkBytes / 2) chunk.shrink_to_fit();
+  if (got < kChunkBytes / 2) chunk.shrink_to_fit();  // non-binding: never throws
   lk.lock();
-  if (got) chunks_.push_back(std::move(chunk));
+  if (got) {
+    try {
+      chunks_.push_back(std::move(chunk));
+    } catch (const std::bad_alloc&) {
+      got = 0;
+      err = ENOMEM;
+      ended = true;
+    }
+  }
   end_ += got;
   if (ended) {
     at_end_ = true;

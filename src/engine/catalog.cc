@@ -744,8 +744,23 @@ unsigned Catalog::claim_jobs_locked(Build& build) {
 }
 
 void Catalog::submit_jobs(const std::shared_ptr<Build>& build, unsigned n, Priority priority) {
-  for (unsigned i = 0; i < n; ++i)
-    engine_.pool().submit(priority, [this, build](WorkerContext& ctx) { run_job(build, ctx); });
+  for (unsigned i = 0; i < n; ++i) {
+    try {
+      engine_.pool().submit(priority, [this, build](WorkerContext& ctx) { run_job(build, ctx); });
+    } catch (const std::exception& e) {
+      // Out of memory queueing a job: the build ends, failed (as for a decode out of memory), and
+      // the jobs claimed but never queued are given back, or the build could never finish (and
+      // the file would stay "building", with every later build and the unmount waiting for it).
+      {
+        std::lock_guard lk(build->mu);
+        build->jobs -= n - i;
+        build->cancelled_as = IndexFailure::kEnvironment;
+      }
+      build->builder->cancel(std::string("cannot index: ") + e.what());
+      finish_if_done(build);
+      return;
+    }
+  }
 }
 
 void Catalog::run_job(const std::shared_ptr<Build>& build, WorkerContext& ctx) {
