@@ -431,8 +431,8 @@ bool Catalog::wait(const FileRef& file, std::stop_token stop) {
     prepare(file, Need::kNow);
     std::unique_lock lk(file->mu_);
     // Stale again: prepare() found the file ready, and before this lock refresh() saw it changed
-    // or distrust() dropped its index. Nobody indexes it until it is asked for: ask again.
-    // (Both wake this wait.)
+    // or distrust() dropped its index (and perhaps a load found no index since and left it
+    // unknown). Nobody indexes it until it is asked for: ask again. (Both wake this wait.)
     const auto stale = [&] { return file->state_ == IndexState::kStale || file->state_ == IndexState::kUnknown; };
     file->settled_.wait(lk, stop, [&] {
       return file->state_ == IndexState::kReady || file->state_ == IndexState::kFailed || stale();
@@ -743,6 +743,14 @@ unsigned Catalog::claim_jobs_locked(Build& build) {
   return n;
 }
 
+void Catalog::fail_build(Build& build, const std::exception& e) {
+  {
+    std::lock_guard lk(build.mu);
+    build.cancelled_as = IndexFailure::kEnvironment;
+  }
+  build.builder->cancel(std::string("cannot index: ") + e.what());
+}
+
 void Catalog::submit_jobs(const std::shared_ptr<Build>& build, unsigned n, Priority priority) {
   for (unsigned i = 0; i < n; ++i) {
     try {
@@ -754,9 +762,8 @@ void Catalog::submit_jobs(const std::shared_ptr<Build>& build, unsigned n, Prior
       {
         std::lock_guard lk(build->mu);
         build->jobs -= n - i;
-        build->cancelled_as = IndexFailure::kEnvironment;
       }
-      build->builder->cancel(std::string("cannot index: ") + e.what());
+      fail_build(*build, e);
       finish_if_done(build);
       return;
     }
@@ -774,12 +781,8 @@ void Catalog::run_job(const std::shared_ptr<Build>& build, WorkerContext& ctx) {
   try {
     build->builder->step(ctx.decoder, ctx.compressed);
   } catch (const std::exception& e) {
-    // Out of memory in a decode: the build cannot be trusted to be whole; it ends, failed.
-    {
-      std::lock_guard lk(build->mu);
-      build->cancelled_as = IndexFailure::kEnvironment;
-    }
-    build->builder->cancel(std::string("cannot index: ") + e.what());
+    // Out of memory in a decode: the build cannot be trusted to be whole.
+    fail_build(*build, e);
   }
   const Priority priority = job_priority(*build);
   // This job's count is given back and the next jobs claimed in one step: a job that ends while

@@ -30,6 +30,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -255,6 +256,8 @@ class Catalog {
   Priority job_priority(const Build& build) const;
   unsigned claim_jobs_locked(Build& build);
   void submit_jobs(const std::shared_ptr<Build>& build, unsigned n, Priority priority);
+  // Out of memory (`e`) in one of the build's steps: it ends, failed (kEnvironment), once its jobs end.
+  void fail_build(Build& build, const std::exception& e);
   void run_job(const std::shared_ptr<Build>& build, WorkerContext& ctx);
   bool claim_finish_locked(Build& build);
   void finish_if_done(const std::shared_ptr<Build>& build);
