@@ -144,23 +144,22 @@ TEST_F(FsMountTest, TwoMountsSharingAnIndexDirBuildingAtOnceEndWithOneValidIndex
   write_file(src / "big.bz2", as_span(file));
   stdfs::create_directories(idx_);
   const stdfs::path work = stdfs::canonical(work_->path());
-  const stdfs::path hold = work / "hold";
-  write_file(hold, to_bytes("held"));
-  setenv("MIBZ2FS_TEST_HOLD_BUILDS", hold.c_str(), 1);
-  // Each mount starts the file's build as it starts (its tree walk); the hold keeps both at 0%.
   std::vector<Mibz2fs*> both;
-  for (int i = 0; i < 2; ++i) {
-    Mibz2fs* m = mount(src, {}, work / ("mnt-" + std::to_string(i)));
-    if (!m) break;  // mount() has reported why
-    both.push_back(m);
-  }
-  unsetenv("MIBZ2FS_TEST_HOLD_BUILDS");  // the two children have their copies
-  const auto all_building = [&] {
-    return std::all_of(both.begin(), both.end(), [](Mibz2fs* m) { return lines_with(slurp(m->log()), ": indexing") == 1; });
-  };
-  const Clock::time_point t0 = Clock::now();
-  while (both.size() == 2 && !all_building() && seconds_since(t0) < 30) sleep_ms(10);
-  stdfs::remove(hold);
+  {
+    BuildHold builds(work / "hold");
+    builds.hold();
+    // Each mount starts the file's build as it starts (its tree walk); the hold keeps both at 0%.
+    for (int i = 0; i < 2; ++i) {
+      Mibz2fs* m = mount(src, {}, work / ("mnt-" + std::to_string(i)));
+      if (!m) break;  // mount() has reported why
+      both.push_back(m);
+    }
+    const auto all_building = [&] {
+      return std::all_of(both.begin(), both.end(), [](Mibz2fs* m) { return lines_with(slurp(m->log()), ": indexing") == 1; });
+    };
+    const Clock::time_point t0 = Clock::now();
+    while (both.size() == 2 && !all_building() && seconds_since(t0) < 30) sleep_ms(10);
+  }  // released: both builds go on at once
   if (both.size() != 2) return;
   std::vector<ReadAll> got(2);
   std::vector<std::thread> readers;

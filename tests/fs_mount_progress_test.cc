@@ -23,6 +23,7 @@
 #include <cstring>
 #include <functional>
 #include <future>
+#include <optional>
 #include <string>
 
 #include "mount_harness.h"
@@ -52,20 +53,15 @@ class FsProgressTest : public FsMountTest {
   void SetUp() override {
     FsMountTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    hold_ = stdfs::canonical(work_->path()) / "hold";
-    setenv("MIBZ2FS_TEST_HOLD_BUILDS", hold_.c_str(), 1);
+    builds_.emplace(stdfs::canonical(work_->path()) / "hold");
   }
   void TearDown() override {
-    release();
-    unsetenv("MIBZ2FS_TEST_HOLD_BUILDS");
+    builds_.reset();  // released before the unmount
     FsMountTest::TearDown();
   }
-  void hold() { write_file(hold_, to_bytes("held")); }
-  void release() {
-    std::error_code ec;
-    stdfs::remove(hold_, ec);
-  }
-  bool held() const { return stdfs::exists(hold_); }
+  void hold() { builds_->hold(); }
+  void release() { builds_->release(); }
+  bool held() const { return builds_->held(); }
 
   // Runs `fn`; false (and the hold released, so that it ends) if it has not returned within kLimit.
   bool returns_at_once(const std::function<void()>& fn) {
@@ -86,7 +82,7 @@ class FsProgressTest : public FsMountTest {
     return src;
   }
 
-  stdfs::path hold_;
+  std::optional<BuildHold> builds_;
   std::vector<Bytes> contents_;
 };
 

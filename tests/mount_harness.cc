@@ -150,6 +150,24 @@ bool Mibz2fs::stop() {
   return clean;
 }
 
+BuildHold::BuildHold(stdfs::path file) : file_(std::move(file)) {
+  setenv("MIBZ2FS_TEST_HOLD_BUILDS", file_.c_str(), 1);
+}
+
+BuildHold::~BuildHold() {
+  release();
+  unsetenv("MIBZ2FS_TEST_HOLD_BUILDS");
+}
+
+void BuildHold::hold() { write_file(file_, to_bytes("held")); }
+
+void BuildHold::release() {
+  std::error_code ec;
+  stdfs::remove(file_, ec);
+}
+
+bool BuildHold::held() const { return stdfs::exists(file_); }
+
 BadRun run_mibz2fs(const std::vector<std::string>& args) {
   std::string cmd = "timeout -k 5 20 " + shell_quote(kMibz2fs);
   for (const auto& a : args) {

@@ -83,6 +83,24 @@ struct BadRun {
 };
 BadRun run_mibz2fs(const std::vector<std::string>& args);
 
+// mibz2fs's test hook (MIBZ2FS_TEST_HOLD_BUILDS): a mibz2fs started while this object lives holds
+// its index builds at their start whenever `file` exists; hold() makes the file, release() removes
+// it. The end of the object releases and stops naming the file to the mibz2fs started after it.
+class BuildHold {
+ public:
+  explicit BuildHold(stdfs::path file);
+  ~BuildHold();
+  BuildHold(const BuildHold&) = delete;
+  BuildHold& operator=(const BuildHold&) = delete;
+
+  void hold();
+  void release();
+  bool held() const;
+
+ private:
+  stdfs::path file_;
+};
+
 // ---- file access helpers ----------------------------------------------------------------------
 
 // The whole file by read(2), or the errno that stopped it.
