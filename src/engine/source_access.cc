@@ -11,13 +11,15 @@
 
 namespace mibz2::engine {
 
+int sidecar_open_result(int fd_or_errno) { return fd_or_errno == -ENAMETOOLONG ? -ENOENT : fd_or_errno; }
+
 int PlainSourceAccess::open(const CatalogFile& file, struct stat* st) const {
   return io::open_regular(file.path().c_str(), st);
 }
 
 int PlainSourceAccess::open_sidecar(const CatalogFile& file) const {
   struct stat st;
-  return io::open_regular((file.path() + index::kSidecarSuffix).c_str(), &st);
+  return sidecar_open_result(io::open_regular((file.path() + index::kSidecarSuffix).c_str(), &st));
 }
 
 int PlainSourceAccess::stat(const CatalogFile& file, struct stat* st) const {

@@ -21,9 +21,16 @@ class SourceAccess {
   // The source's attributes, without opening it or following a final symlink. 0 or an errno value.
   virtual int stat(const CatalogFile& file, struct stat* st) const = 0;
   // Opens the file's sidecar index (its path + index::kSidecarSuffix) read-only, the same way as
-  // the source: returns the descriptor, or -errno (-ENOENT when there is none).
+  // the source: returns the descriptor, or -errno (-ENOENT when there is none, also when its name
+  // would be too long to exist: sidecar_open_result).
   virtual int open_sidecar(const CatalogFile& file) const = 0;
 };
+
+// What an open of a sidecar returned, as open_sidecar returns it. A sidecar's name is its source's
+// with ".mibz2idx" added: for a source whose name is within 9 bytes of the longest the file system
+// allows (NAME_MAX, 255 bytes on most), the sidecar's cannot exist (ENAMETOOLONG), and there is
+// simply no sidecar (-ENOENT), nothing to warn about.
+int sidecar_open_result(int fd_or_errno);
 
 // For paths a user named on a command line: symlinks followed, as any program follows them.
 class PlainSourceAccess final : public SourceAccess {

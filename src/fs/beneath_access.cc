@@ -24,7 +24,7 @@ int BeneathAccess::open_sidecar(const engine::CatalogFile& file) const {
   const auto rel = root_.relative(file.path());
   if (!rel) return -ENOENT;
   struct stat st;
-  return root_.open(*rel + index::kSidecarSuffix, io::SourceRoot::Kind::kRegular, &st);
+  return engine::sidecar_open_result(root_.open(*rel + index::kSidecarSuffix, io::SourceRoot::Kind::kRegular, &st));
 }
 
 int BeneathAccess::stat(const engine::CatalogFile& file, struct stat* st) const {
