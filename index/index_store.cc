@@ -17,6 +17,7 @@
 #include "index/index_dir.h"
 #include "index/xxh3.h"
 #include "index/index_format.h"
+#include "io/descriptor_limit.h"
 #include "io/fd_io.h"
 
 namespace mibz2::index {
@@ -163,7 +164,7 @@ int write_index_file(const std::string& path, const BlockIndex& index, std::stri
   std::string tmp = path + kTempMark + host_name() + "." + std::to_string(getpid()) + ".XXXXXX";
   const int fd = mkstemp(tmp.data());
   if (fd < 0) {
-    const int e = errno;
+    const int e = io::note_open_errno(errno);
     *error = "cannot create a file beside " + path + ": " + errno_text(e);
     return e;
   }
@@ -214,7 +215,7 @@ Load IndexStore::load(const SourceIdentity& id, BlockIndex* out, std::string* re
   const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return Load::kMissing;
-    *reason = "cannot open " + path + ": " + errno_text(errno);
+    *reason = "cannot open " + path + ": " + errno_text(io::note_open_errno(errno));
     return Load::kInvalid;
   }
   const Load got = read_index_file(fd, path, id, out, reason);

@@ -32,6 +32,9 @@ std::string mibz2fs_program() {
 }
 const std::string kMibz2fs = mibz2fs_program();
 
+// ChildOpenFileLimit's: what the next mibz2fs children get.
+std::optional<rlimit> g_child_nofile;
+
 }  // namespace
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -101,6 +104,7 @@ Mibz2fs::Mibz2fs(std::vector<std::string> args, stdfs::path mnt, stdfs::path log
       dup2(fd, 1);
       dup2(fd, 2);
     }
+    if (g_child_nofile && setrlimit(RLIMIT_NOFILE, &*g_child_nofile) != 0) _exit(126);
     if (env) execve(argv[0], argv.data(), envp.data());
     else execv(argv[0], argv.data());
     _exit(127);
@@ -167,6 +171,9 @@ void BuildHold::release() {
 }
 
 bool BuildHold::held() const { return stdfs::exists(file_); }
+
+ChildOpenFileLimit::ChildOpenFileLimit(rlim_t soft, rlim_t hard) { g_child_nofile = rlimit{soft, hard}; }
+ChildOpenFileLimit::~ChildOpenFileLimit() { g_child_nofile.reset(); }
 
 BadRun run_mibz2fs(const std::vector<std::string>& args) {
   std::string cmd = "timeout -k 5 20 " + shell_quote(kMibz2fs);

@@ -8,6 +8,7 @@
 // Needs /dev/fuse (and root or a usable fusermount3); the tests skip with a message without it.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -99,6 +100,16 @@ class BuildHold {
 
  private:
   stdfs::path file_;
+};
+
+// The open file limit (RLIMIT_NOFILE) of every mibz2fs started while this object lives, set in the
+// child before it runs mibz2fs (this process keeps its own).
+class ChildOpenFileLimit {
+ public:
+  ChildOpenFileLimit(rlim_t soft, rlim_t hard);
+  ~ChildOpenFileLimit();
+  ChildOpenFileLimit(const ChildOpenFileLimit&) = delete;
+  ChildOpenFileLimit& operator=(const ChildOpenFileLimit&) = delete;
 };
 
 // ---- file access helpers ----------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "engine/catalog.h"
+#include "io/descriptor_limit.h"
 
 namespace mibz2::fs {
 namespace {
@@ -22,7 +23,10 @@ bool regular_bzip2(int fd) {
 // An entry of an open directory: never followed, never blocking, never a controlling terminal.
 bool entry_is_bzip2(int dirfd, const char* name) {
   const int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) {
+    io::note_open_errno(errno);
+    return false;
+  }
   const bool yes = regular_bzip2(fd);
   close(fd);
   return yes;

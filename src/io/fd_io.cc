@@ -1,5 +1,7 @@
 #include "io/fd_io.h"
 
+#include "io/descriptor_limit.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -23,7 +25,7 @@ int write_all(int fd, const void* data, size_t size) {
 
 int open_regular(const char* path, struct stat* st) {
   const int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return -errno;
+  if (fd < 0) return -note_open_errno(errno);
   int err = 0;
   if (fstat(fd, st) != 0) err = errno;
   else if (!S_ISREG(st->st_mode)) err = S_ISDIR(st->st_mode) ? EISDIR : EINVAL;

@@ -1,5 +1,7 @@
 #include "io/source_root.h"
 
+#include "io/descriptor_limit.h"
+
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/statvfs.h>
@@ -30,7 +32,7 @@ int sys_openat2(int dirfd, const char* path, int flags) {
     if (errno == EINTR) continue;
     // EAGAIN: a rename raced the lookup (the kernel asks us to retry).
     if (errno == EAGAIN) continue;
-    return -errno;
+    return -note_open_errno(errno);
   }
 }
 
@@ -57,13 +59,13 @@ int walk_open(int root, const std::string& rel, int flags) {
   int dir = root;
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     const int next = openat(dir, parts[i].c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    const int err = errno;
+    const int err = note_open_errno(errno);
     if (dir != root) close(dir);
     if (next < 0) return -err;
     dir = next;
   }
   const int fd = openat(dir, parts.back().c_str(), flags | O_NOFOLLOW);
-  const int err = errno;
+  const int err = note_open_errno(errno);
   if (dir != root) close(dir);
   return fd >= 0 ? fd : -err;
 }
@@ -73,7 +75,7 @@ int walk_open(int root, const std::string& rel, int flags) {
 int SourceRoot::open(const std::string& root) {
   path_ = root;
   fd_ = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | kSafeFlags);
-  return fd_ >= 0 ? 0 : errno;
+  return fd_ >= 0 ? 0 : note_open_errno(errno);
 }
 
 SourceRoot::~SourceRoot() {
@@ -95,7 +97,7 @@ std::optional<std::string> SourceRoot::relative(const std::string& abs) const {
 int SourceRoot::open_beneath(const std::string& rel, int flags) const {
   if (rel.empty()) {
     const int fd = openat(fd_, ".", flags);
-    return fd >= 0 ? fd : -errno;
+    return fd >= 0 ? fd : -note_open_errno(errno);
   }
   std::vector<std::string> parts;
   if (!components(rel, &parts)) return -EINVAL;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -24,6 +25,7 @@
 #include "fs/filesystem.h"
 #include "fs/beneath_access.h"
 #include "fs/source_tree.h"
+#include "io/descriptor_limit.h"
 #include "io/source_root.h"
 #include "tools/cli_common.h"
 #include "tools/index_access.h"
@@ -43,6 +45,23 @@ void setup_logging(const MountOptions& o, bool daemonized) {
   logger->set_level(spdlog::level::from_str(o.log_level));
   logger->set_pattern(daemonized ? "%v" : "%Y-%m-%d %H:%M:%S.%e mibz2fs %l: %v");
   spdlog::set_default_logger(logger);
+}
+
+// The first time an open of the daemon fails for want of descriptors (io/descriptor_limit.h),
+// once: every request that needs one fails until others are closed, which the log must say.
+void log_descriptor_shortage(int err) {
+  if (err == ENFILE) {
+    spdlog::error("out of file descriptors: the system's table of open files is full (ENFILE, sysctl "
+                  "fs.file-max); requests that need a descriptor fail until files are closed (said once)");
+    return;
+  }
+  const rlim_t limit = mibz2::io::open_file_limit();
+  const std::string figure = limit == RLIM_INFINITY ? std::string("unlimited") : std::to_string(limit);
+  spdlog::error("out of file descriptors: this process may have {} open (RLIMIT_NOFILE) and each file open "
+                "through the mount holds one; requests that need a descriptor fail with EMFILE until files "
+                "are closed. Raise the hard limit (LimitNOFILE= in a systemd unit, ulimit -Hn in the shell "
+                "that mounts): mibz2fs raises its soft limit to it (said once)",
+                figure);
 }
 
 // libfuse's own messages (an unknown option, a failed mount, a request at -d) in our words:
@@ -137,6 +156,8 @@ void index_everything(const MountOptions& o) {
 
 int main(int argc, char** argv) {
   mibz2::base::use_mappings_for_large_buffers();  // memory_policy.h: resident memory follows the cache
+  // Every file open through the mount holds a descriptor: as many as the hard limit allows.
+  const mibz2::io::OpenFileLimit fd_limit = mibz2::io::raise_open_file_limit();
   using mibz2::tools::MountCommandLine;
   MountOptions options;
   fuse_args args;
@@ -176,6 +197,12 @@ int main(int argc, char** argv) {
       if (fuse_daemonize(options.foreground ? 1 : 0) == 0) {
         setup_logging(options, !options.foreground);
         g_logger_ready = true;
+        if (fd_limit.error)
+          spdlog::warn("cannot raise the open file limit (RLIMIT_NOFILE, soft {}, hard {}): {}", fd_limit.soft,
+                       fd_limit.hard, std::strerror(fd_limit.error));
+        else if (fd_limit.soft != fd_limit.soft_before)
+          spdlog::info("open file limit (RLIMIT_NOFILE) raised from {} to {}", fd_limit.soft_before, fd_limit.soft);
+        mibz2::io::on_descriptor_shortage(log_descriptor_shortage);
         fs = std::make_unique<mibz2::fs::Filesystem>(options.fs);
         fs_ptr = fs.get();
         fs->set_session(se);
