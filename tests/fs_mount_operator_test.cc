@@ -1,6 +1,7 @@
 // Issue 23, item 5: what an operator hits, mounted for real. A low open-file limit (the daemon
-// raises its soft limit to the hard one, and says once when descriptors run out), and a .bz2 name
-// of the longest length (its sidecar's name cannot exist, which is no reason to warn).
+// raises its soft limit to the hard one, and says once when descriptors run out), file names that
+// would forge log lines (every message is escaped), and a .bz2 name of the longest length (its
+// sidecar's name cannot exist, which is no reason to warn).
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -22,6 +23,13 @@ size_t count_of(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
 }
 
 // The names under a directory of the mount, by opendir and readdir; errno if it cannot be listed.
@@ -140,6 +148,36 @@ TEST_F(FsOperatorTest, RunningOutOfDescriptorsIsLoggedOnceAndTheMountRecovers) {
   EXPECT_EQ(count_of(log, "out of file descriptors"), 1u) << log;
   EXPECT_NE(log.find("may have 64 open (RLIMIT_NOFILE)"), std::string::npos) << log;
   EXPECT_NE(log.find("LimitNOFILE="), std::string::npos) << log;
+}
+
+// A name with a newline, a carriage return, an escape sequence and a backslash, of a file whose
+// damage gets it logged as a warning: the log has no line the name made, no control character, and
+// the name in it escaped, each escape standing for one byte (before: the name's second half stood
+// in the log as a line of its own, ESC and all).
+TEST_F(FsOperatorTest, NamesCannotForgeLogLines) {
+  const stdfs::path src = new_source();
+  const std::string forged = "2001-01-01 00:00:00.000 mibz2fs error: FORGED";
+  const std::string shown = "evil\n" + forged + " \x1b[2K\rline\\x";
+  const std::string escaped = "evil\\n" + forged + " \\x1b[2K\\rline\\\\x";
+  Bytes damaged = libbz2_compress(as_span(text_bytes(20000, 3)), 9);
+  damaged.resize(damaged.size() / 2);  // cut short: logged as damaged, with its name
+  write_file(src / (shown + ".bz2"), damaged);
+  Mibz2fs* m;
+  MOUNT_OR_RETURN(m = mount(src));
+  struct stat st;
+  ASSERT_EQ(stat((mnt_ / shown).c_str(), &st), 0) << std::strerror(errno);  // waits for its index
+  EXPECT_EQ(list(mnt_).names, std::vector<std::string>{shown});
+  ASSERT_TRUE(m->stop());  // unmounted and ended: the log is complete
+  const std::string log = slurp(m->log());
+  EXPECT_NE(log.find(escaped + ".bz2: damaged"), std::string::npos) << log;
+  for (const std::string& line : lines_of(log)) {
+    EXPECT_NE(line.rfind(forged, 0), 0u) << "a line the name forged: " << line;
+    if (line.find(forged) != std::string::npos) {
+      EXPECT_NE(line.find("evil\\n" + forged), std::string::npos) << line;
+    }
+    EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
+    EXPECT_EQ(line.find('\r'), std::string::npos) << line;
+  }
 }
 
 // A .bz2 name of 255 bytes (NAME_MAX): its sidecar's name would be 264 bytes, so there is none,

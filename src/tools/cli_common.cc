@@ -77,14 +77,27 @@ std::string quoted(std::string_view text) {
   return s;
 }
 
-}  // namespace
+constexpr char kHex[] = "0123456789abcdef";
 
-std::string one_line(std::string_view text) {
+// `text` with its control characters escaped; with `for_log`, backslashes and UTF-8 C1
+// controls too (escape_for_log).
+std::string escaped(std::string_view text, bool for_log) {
   std::string s;
   s.reserve(text.size());
-  for (const char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u != 0x7f) {
+    if (for_log && u == 0xc2 && i + 1 < text.size()) {
+      const auto next = static_cast<unsigned char>(text[i + 1]);
+      if (next >= 0x80 && next <= 0x9f) {  // U+0080 to U+009F
+        s += "\\u00";
+        s += kHex[next >> 4];
+        s += kHex[next & 15];
+        ++i;
+        continue;
+      }
+    }
+    if (u >= 0x20 && u != 0x7f && !(for_log && c == '\\')) {
       s += c;
       continue;
     }
@@ -92,16 +105,21 @@ std::string one_line(std::string_view text) {
       case '\n': s += "\\n"; break;
       case '\t': s += "\\t"; break;
       case '\r': s += "\\r"; break;
-      default: {
-        static constexpr char kHex[] = "0123456789abcdef";
+      case '\\': s += "\\\\"; break;
+      default:
         s += "\\x";
         s += kHex[u >> 4];
         s += kHex[u & 15];
-      }
     }
   }
   return s;
 }
+
+}  // namespace
+
+std::string one_line(std::string_view text) { return escaped(text, false); }
+
+std::string escape_for_log(std::string_view text) { return escaped(text, true); }
 
 std::string not_a_size(std::string_view text) {
   return quoted(text) + " is not a size (bytes, or a number with K, M, G or T: 4096, 64K, 1.5G)";

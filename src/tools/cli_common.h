@@ -27,6 +27,13 @@ std::string not_a_size(std::string_view text);
 // spans lines or drives the terminal.
 std::string one_line(std::string_view text);
 
+// TEXT made fit for a log line (the daemon's syslog and stderr, every message: names in it come
+// from SOURCE, where anyone may have chosen them): as one_line, and also a backslash as \\ (so
+// that an escape in the log always stands for one byte of the text, never for itself) and the
+// C1 control characters in UTF-8 (U+0080 to U+009F, which some terminals obey like ESC) as
+// \u0080 to \u009f. Everything else, other UTF-8 or bytes that are not UTF-8, is kept.
+std::string escape_for_log(std::string_view text);
+
 // --- thread counts ---
 //
 // A thread count is a whole number from 1 to 1024 in decimal digits. No count given means

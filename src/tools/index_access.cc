@@ -37,7 +37,7 @@ engine::FileRef IndexAccess::file(const std::string& path) { return catalog_->ad
 engine::IndexStatus IndexAccess::obtain(const engine::FileRef& file, const std::string& shown, bool rebuild,
                                         bool quiet_notes) {
   {
-    Progress progress("indexing " + shown);
+    Progress progress("indexing " + one_line(shown));
     catalog_->prepare(file, rebuild ? engine::Catalog::Need::kRebuild : engine::Catalog::Need::kNow);
     while (!catalog_->wait_for(file, std::chrono::milliseconds(200))) {
       const engine::IndexStatus s = catalog_->status(file);
@@ -50,18 +50,17 @@ engine::IndexStatus IndexAccess::obtain(const engine::FileRef& file, const std::
     }
   }
   engine::IndexStatus s = catalog_->status(file);
-  const char* p = program_.c_str();
+  // One line each, whatever the names in it hold (mibz2fs -o wait_index names SOURCE's files).
+  auto say = [&](const std::string& what) { std::fprintf(stderr, "%s: %s\n", program_.c_str(), one_line(what).c_str()); };
   if (!s.origin.not_loaded_reason.empty() && s.origin.built)
-    std::fprintf(stderr, "%s: %s: stored index not used, rebuilt: %s\n", p, shown.c_str(),
-                 s.origin.not_loaded_reason.c_str());
+    say(shown + ": stored index not used, rebuilt: " + s.origin.not_loaded_reason);
   if (!quiet_notes)
-    for (const std::string& n : s.origin.notes) std::fprintf(stderr, "%s: %s: %s\n", p, shown.c_str(), n.c_str());
+    for (const std::string& n : s.origin.notes) say(shown + ": " + n);
   if (!s.ready()) {
-    std::fprintf(stderr, "%s: %s: %s\n", p, shown.c_str(), s.error.c_str());
+    say(shown + ": " + s.error);
   } else if (warn_unsaved_ && s.origin.built && !s.origin.saved && !warned_unsaved_) {
     warned_unsaved_ = true;
-    std::fprintf(stderr, "%s: index not saved (%s); keeping it in memory only: the next command indexes it again\n",
-                 p, s.origin.save_error.c_str());
+    say("index not saved (" + s.origin.save_error + "); keeping it in memory only: the next command indexes it again");
   }
   return s;
 }

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "base/memory_policy.h"
@@ -14,6 +15,7 @@
 #include "io/paths.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
+#include "tools/log_sink.h"
 #include "version.h"
 
 namespace {
@@ -68,7 +70,9 @@ int exit_status_of(const engine::IndexStatus& status) {
 int main(int argc, char** argv) {
   mibz2::base::use_mappings_for_large_buffers();  // memory_policy.h: resident memory follows the cache
   // The commands report to the user themselves (stderr, in their own words); the engine's log is
-  // for the daemon.
+  // for the daemon. Should it ever be turned on, it goes to stderr (never into cat's output),
+  // escaped as the daemon's is (log_sink.h).
+  spdlog::set_default_logger(escaping_logger("mibz2", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
   spdlog::set_level(spdlog::level::off);
 
   CLI::App app("Decompresses, indexes, inspects and verifies bzip2 files the way mibz2fs reads them.", "mibz2");

@@ -29,6 +29,7 @@
 #include "io/source_root.h"
 #include "tools/cli_common.h"
 #include "tools/index_access.h"
+#include "tools/log_sink.h"
 #include "tools/mount_options.h"
 
 namespace {
@@ -36,12 +37,11 @@ namespace {
 using mibz2::tools::MountOptions;
 
 void setup_logging(const MountOptions& o, bool daemonized) {
-  std::shared_ptr<spdlog::logger> logger;
-  if (daemonized) {
-    logger = spdlog::syslog_logger_mt("mibz2fs", "mibz2fs", LOG_PID, LOG_DAEMON);
-  } else {
-    logger = spdlog::stderr_color_mt("mibz2fs");
-  }
+  spdlog::sink_ptr sink;
+  if (daemonized) sink = std::make_shared<spdlog::sinks::syslog_sink_mt>("mibz2fs", LOG_PID, LOG_DAEMON, false);
+  else sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  // Every message escaped on its way to the sink (log_sink.h): names in it come from SOURCE.
+  const std::shared_ptr<spdlog::logger> logger = mibz2::tools::escaping_logger("mibz2fs", std::move(sink));
   logger->set_level(spdlog::level::from_str(o.log_level));
   logger->set_pattern(daemonized ? "%v" : "%Y-%m-%d %H:%M:%S.%e mibz2fs %l: %v");
   spdlog::set_default_logger(logger);
@@ -146,7 +146,7 @@ void index_everything(const MountOptions& o) {
       if (t.done >= t.total) eta = "0 s";
       else if (rate > 0) eta = std::to_string(std::llround(static_cast<double>(t.total - t.done) / rate)) + " s";
       std::fprintf(stderr, "mibz2fs: [%zu/%zu] indexed %s (total %s of %s, ETA %s)\n", i + 1, files.size(),
-                   path.c_str(), mibz2::tools::human_bytes(t.done).c_str(), mibz2::tools::human_bytes(t.total).c_str(),
+                   mibz2::tools::one_line(path).c_str(), mibz2::tools::human_bytes(t.done).c_str(), mibz2::tools::human_bytes(t.total).c_str(),
                    eta.c_str());
     }
   }
