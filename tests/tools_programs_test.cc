@@ -261,6 +261,122 @@ TEST_F(Mibz2Program, CatReadsStandardInputAsBzip2Does) {
   EXPECT_EQ(said.rfind("mibz2 cat: ", 0), 0u) << said;
 }
 
+// A FILE that is not a regular file but can be read is read as bzip2 -dc reads it: a fifo (with
+// its writer), /dev/stdin from a pipe, a shell's <(command) (a /dev/fd/N pipe), a character device.
+// Each is a stream like standard input: the same bytes as bzip2 -dc for intact input; for bad input
+// bzip2's status and exactly what `mibz2 cat FILE` writes of it, the message naming the FILE
+// (before: "cannot open: Invalid argument" and status 1 for all of them).
+TEST_F(Mibz2Program, CatReadsAFileThatIsAStreamAsBzip2Does) {
+  if (!have_program("bzip2") || !have_program("bash") || !have_program("mkfifo")) GTEST_SKIP() << "needs bzip2, bash, mkfifo";
+  const Bytes big_plain = text_bytes(3000000, 9);
+  const Bytes big = libbz2_compress(as_span(big_plain), 1);  // about 30 blocks
+  Bytes damaged = big;
+  flip_bit(damaged, damaged.size() * 8 / 2);
+  const Bytes cut(big.begin(), big.begin() + static_cast<std::ptrdiff_t>(big.size() / 3));
+  struct Case {
+    std::string name;
+    Bytes input;
+  };
+  const std::vector<Case> cases = {
+      {"big.bz2", big}, {"damaged.bz2", damaged}, {"cut.bz2", cut}, {"foreign.bz2", to_bytes("not bzip2\n")}};
+  const std::filesystem::path fifo = dir_.file("fifo");
+  ASSERT_EQ(run_command("mkfifo " + q(fifo)).status, 0);
+  const std::string env = "XDG_CACHE_HOME=" + q(dir_.file("cache")) + " ";
+  const std::string mibz2 = shell_quote(MIBZ2_BINARY);
+  for (const Case& c : cases) {
+    const std::filesystem::path file = dir_.write(c.name, c.input);
+    const CommandResult ref = run_command("bzip2 -dc < " + q(file) + " 2>/dev/null");
+    const Ran as_file = this->mibz2("cat " + q(file));
+    // How the stream reaches mibz2 cat, and the name its messages give.
+    struct Way {
+      std::string what, command, named;
+    };
+    // The fifo's writer is limited in time and never holds the output pipe, so nothing can hang.
+    const std::string writer = "(timeout 30 sh -c " + shell_quote("cat " + q(file) + " > " + q(fifo)) + " >/dev/null 2>&1 &); ";
+    const std::vector<Way> ways = {
+        {"fifo", writer + env + mibz2 + " cat " + q(fifo), fifo.string()},
+        {"fifo -j 1", writer + env + mibz2 + " cat -j 1 " + q(fifo), fifo.string()},
+        {"/dev/stdin", "cat " + q(file) + " | " + env + mibz2 + " cat -j 3 /dev/stdin", "/dev/stdin"},
+        {"<(cat FILE)", "bash -c " + shell_quote(env + mibz2 + " cat -j 2 <(cat " + q(file) + ")"), "/dev/fd/"},
+    };
+    for (const Way& w : ways) {
+      SCOPED_TRACE(c.name + ": " + w.what);
+      const auto err_path = dir_.file("stderr.txt");
+      const CommandResult r = run_command(w.command + " 2>" + q(err_path));
+      const Bytes err_bytes = read_file(err_path);
+      const std::string err(err_bytes.begin(), err_bytes.end());
+      EXPECT_EQ(r.status, ref.status) << "bzip2 -dc's status is " << ref.status << "; stderr: " << err;
+      if (ref.status == 0) {
+        EXPECT_TRUE(same_bytes(r.out, ref.out));
+        EXPECT_EQ(err, "");
+      } else {
+        EXPECT_TRUE(same_bytes(r.out, as_file.out)) << "not what mibz2 cat FILE writes of it";
+        EXPECT_EQ(err.rfind("mibz2 cat: " + w.named, 0), 0u) << err;
+      }
+    }
+  }
+  // A character device: /dev/null is empty, as for bzip2 -dc (status 2).
+  const Ran null = this->mibz2("cat /dev/null");
+  EXPECT_EQ(null.status, run_command("bzip2 -dc /dev/null 2>/dev/null").status);
+  EXPECT_EQ(null.status, 2);
+  EXPECT_EQ(null.err.rfind("mibz2 cat: /dev/null: ", 0), 0u) << null.err;
+  // A range needs a file that can be seeked: a usage error, said before anything is opened (so no
+  // writer is needed); a directory stays an error.
+  const Ran range = this->mibz2("cat --offset 5 " + q(fifo));
+  EXPECT_EQ(range.status, 1);
+  EXPECT_EQ(range.err, "mibz2 cat: --offset and --length need a file that can be seeked: " + fifo.string() + " is a fifo\n");
+  const Ran dir = this->mibz2("cat " + q(dir_.path()));
+  EXPECT_EQ(dir.status, 1);
+  EXPECT_NE(dir.err.find("Is a directory"), std::string::npos) << dir.err;
+}
+
+// Only regular files are indexed: mibz2 index and info of a fifo say so, at once (no writer is
+// waited for), and exit 1 (before: "cannot open: Invalid argument"). mibz2 verify reads a stream as
+// bzip2 -t does: every CRC checked in one pass, nothing stored; "-" is standard input.
+TEST_F(Mibz2Program, OnlyRegularFilesAreIndexedAndVerifyReadsStreams) {
+  if (!have_program("bzip2") || !have_program("mkfifo")) GTEST_SKIP() << "needs bzip2 and mkfifo";
+  const std::filesystem::path fifo = dir_.file("fifo");
+  ASSERT_EQ(run_command("mkfifo " + q(fifo)).status, 0);
+  for (const std::string command : {"index", "info", "info --json"}) {
+    SCOPED_TRACE(command);
+    const Ran r = mibz2(command + " " + q(fifo));
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, subcommand_of(command) + fifo.string() +
+                         ": a fifo, not a regular file: only regular files are indexed (mibz2 cat and mibz2 "
+                         "verify read it as a stream)\n");
+    EXPECT_TRUE(r.out.empty());
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("cache") / "mibz2fs")) << "something was indexed";
+  Bytes damaged = libbz2_compress(as_span(text_bytes(300000, 4)), 1);
+  flip_bit(damaged, damaged.size() * 8 / 2);
+  const std::filesystem::path bad = dir_.write("damaged.bz2", damaged);
+  const std::string mibz2 = "XDG_CACHE_HOME=" + q(dir_.file("cache")) + " " + shell_quote(MIBZ2_BINARY);
+  struct Case {
+    std::string what, command;
+    std::filesystem::path input;
+    std::string out_prefix;
+  };
+  const std::vector<Case> cases = {
+      {"fifo, intact", "(timeout 30 sh -c " + shell_quote("cat " + q(two_streams_) + " > " + q(fifo)) +
+                           " >/dev/null 2>&1 &); " + mibz2 + " verify " + q(fifo),
+       two_streams_, fifo.string() + ": OK: 2 blocks, 2 streams, "},
+      {"/dev/stdin, damaged", "cat " + q(bad) + " | " + mibz2 + " verify /dev/stdin", bad, "/dev/stdin: DAMAGED: "},
+      {"-, intact", "cat " + q(good_) + " | " + mibz2 + " verify -", good_, "(stdin): OK: 1 block, 1 stream, "},
+      {"-, truncated", "cat " + q(truncated_) + " | " + mibz2 + " verify -", truncated_, "(stdin): DAMAGED: "},
+      {"-, not bzip2", "cat " + q(foreign_) + " | " + mibz2 + " verify -", foreign_, ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const int want = run_command("bzip2 -t < " + q(c.input) + " 2>/dev/null").status;
+    const CommandResult r = run_command(c.command + " 2>/dev/null");
+    EXPECT_EQ(r.status, want) << "bzip2 -t's status";
+    const std::string out(r.out.begin(), r.out.end());
+    if (c.out_prefix.empty()) EXPECT_EQ(out, "");
+    else EXPECT_EQ(out.rfind(c.out_prefix, 0), 0u) << out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("cache") / "mibz2fs")) << "a stream was indexed";
+}
+
 TEST_F(Mibz2Program, IndexFailsWhenItCannotStoreTheIndex) {
   const Ran r = mibz2("index --index-dir " + q(not_a_dir_) + " " + q(good_));
   EXPECT_EQ(r.status, 1);

@@ -1,5 +1,6 @@
 // mibz2 cat: the decompressed content of each FILE, in order, on standard output; "-" (or no FILE)
-// is standard input, decoded as a stream.
+// is standard input, decoded as a stream, and so is a FILE that is not a regular file (a fifo, a
+// pipe, a device: stream_input.h).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -16,13 +17,13 @@
 #include "engine/catalog.h"
 #include "engine/engine.h"
 #include "engine/reader.h"
-#include "index/pipe_bytes.h"
 #include "io/fd_io.h"
 #include "index/source_bytes.h"
 #include "index/source_window.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 #include "tools/index_access.h"
+#include "tools/stream_input.h"
 
 namespace mibz2::tools {
 namespace {
@@ -187,34 +188,42 @@ Outcome cat_engine(const char* path, IndexAccess& access, const engine::FileRef&
   }
 }
 
-// Standard input, as bzip2 -dc reads it: a stream that cannot be seeked, so it has no index; it is
-// decoded in one parallel pass all the same, read as far ahead as the decoders are (PipeBytes) and
-// forgotten behind the writer, so memory is bounded whatever its length.
-Outcome cat_stdin(IndexAccess& access) {
-  constexpr const char* kName = "(stdin)";
-  index::PipeBytes input(STDIN_FILENO);
+// Standard input, or a FILE that is a stream (stream_input.h), as bzip2 -dc reads it: it cannot be
+// seeked, so it has no index; it is decoded in one parallel pass all the same, read as far ahead as
+// the decoders are and forgotten behind the writer, so memory is bounded whatever its length.
+Outcome cat_stream(IndexAccess& access, int fd, const char* name) {
   BlockWriter writer;
-  const index::BuildResult r = access.catalog().stream_once(input, [&](const index::BlockStream::Block& b) {
-    input.release_before(b.record.start_bit() / 8);
-    return writer(b);
-  });
+  const StreamPass pass = pass_stream(access, fd, [&](const index::BlockStream::Block& b) { return writer(b); });
+  const index::BuildResult& r = pass.result;
   const int write_errno = writer.write_errno;
   const std::string& damage = writer.damage;
   if (write_errno) return write_failed(write_errno);
-  if (const int err = input.error()) {
-    std::fprintf(stderr, "mibz2 cat: %s: reading: %s\n", kName, std::strerror(err));
+  if (pass.read_error) {
+    std::fprintf(stderr, "mibz2 cat: %s: reading: %s\n", name, std::strerror(pass.read_error));
     return stopped(kExitEnvironment);
   }
   if (!damage.empty()) {
-    std::fprintf(stderr, "mibz2 cat: %s: %s\n", kName, damage.c_str());
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", name, damage.c_str());
     return stopped(kExitDataError);
   }
   if (!r.ok) {
-    std::fprintf(stderr, "mibz2 cat: %s: %s\n", kName, r.error.c_str());
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", name, r.error.c_str());
     return stopped(kExitDataError);
   }
-  for (const std::string& n : r.notes) std::fprintf(stderr, "mibz2 cat: %s: %s\n", kName, n.c_str());
-  return check_tail(kName, r.index);
+  for (const std::string& n : r.notes) std::fprintf(stderr, "mibz2 cat: %s: %s\n", name, n.c_str());
+  return check_tail(name, r.index);
+}
+
+// A FILE that is a stream: opened (a fifo waits for its writer), then read as standard input is.
+Outcome cat_named_stream(IndexAccess& access, const char* path) {
+  const int fd = open_stream(path);
+  if (fd < 0) {
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, std::strerror(-fd));
+    return skipped(kExitEnvironment);
+  }
+  const Outcome r = cat_stream(access, fd, path);
+  ::close(fd);
+  return r;
 }
 
 bool is_stdin(const std::string& name) { return name == "-"; }
@@ -225,38 +234,50 @@ int cmd_cat(const CatOptions& o) {
   // A whole file: with -j 1, one thread streaming through it as bzip2 -dc does (no index);
   // otherwise through the engine if its index is current, else one parallel pass that also
   // stores the index. A range always goes through the engine (index built first if missing).
+  // Standard input and FILEs that are streams (a fifo, /dev/stdin, <(command)) are read once, in
+  // order, in parallel, with no index.
   const bool whole = !o.offset && !o.length;
   const bool streaming = o.threads == 1 && whole;
   // No FILE: standard input, as bzip2 -dc does.
   const std::vector<std::string> files = o.files.empty() ? std::vector<std::string>{"-"} : o.files;
-  const bool reads_stdin = std::any_of(files.begin(), files.end(), is_stdin);
-  if (reads_stdin && !whole) {
-    std::fprintf(stderr, "mibz2 cat: --offset and --length need a file: standard input cannot be seeked\n");
-    return kExitEnvironment;
+  if (!whole) {
+    for (const std::string& name : files) {
+      const std::string kind = is_stdin(name) ? std::string("standard input") : stream_kind(name);
+      if (kind.empty()) continue;
+      std::fprintf(stderr, "mibz2 cat: --offset and --length need a file that can be seeked: %s is %s\n",
+                   is_stdin(name) ? "-" : name.c_str(), kind.c_str());
+      return kExitEnvironment;
+    }
   }
   bz2::BlockDecoder decoder;
-  std::unique_ptr<IndexAccess> access;
   // One pass over the data needs the cache only to hold what is decoded ahead of the writer
   // (read-ahead takes up to a quarter of it): 16 MiB a thread. A cache as large as the file would
   // only make every block fresh memory (a page fault per 4 KiB) where evicted blocks' memory is
-  // reused (bz2/buffer_memory.h).
-  if (!streaming || reads_stdin) {
-    const unsigned threads = o.threads ? o.threads : engine::default_decoder_threads();
-    const uint64_t cache_bytes = std::min<uint64_t>(engine::default_cache_bytes(), (uint64_t{threads} + 1) * (16 << 20));
-    access = std::make_unique<IndexAccess>("mibz2 cat", o.threads, o.index_dir, cache_bytes);
-  }
+  // reused (bz2/buffer_memory.h). Made at the first file that needs it.
+  std::unique_ptr<IndexAccess> access_made;
+  auto access = [&]() -> IndexAccess& {
+    if (!access_made) {
+      const unsigned threads = o.threads ? o.threads : engine::default_decoder_threads();
+      const uint64_t cache_bytes =
+          std::min<uint64_t>(engine::default_cache_bytes(), (uint64_t{threads} + 1) * (16 << 20));
+      access_made = std::make_unique<IndexAccess>("mibz2 cat", o.threads, o.index_dir, cache_bytes);
+    }
+    return *access_made;
+  };
   int status = kExitOk;
   for (const std::string& name : files) {
     const char* path = name.c_str();
     Outcome r;
     if (is_stdin(name)) {
-      r = cat_stdin(*access);
+      r = cat_stream(access(), STDIN_FILENO, "(stdin)");
+    } else if (!stream_kind(name).empty()) {
+      r = cat_named_stream(access(), path);
     } else if (streaming) {
       r = cat_one(path, decoder);
     } else {
-      const engine::FileRef file = access->file(name);
-      if (whole && !access->catalog().load_if_current(file)) r = cat_streaming(path, *access, file);
-      else r = cat_engine(path, *access, file, o.offset.value_or(0), o.length.value_or(UINT64_MAX));
+      const engine::FileRef file = access().file(name);
+      if (whole && !access().catalog().load_if_current(file)) r = cat_streaming(path, access(), file);
+      else r = cat_engine(path, access(), file, o.offset.value_or(0), o.length.value_or(UINT64_MAX));
     }
     status = std::max(status, r.status);
     if (!r.go_on) break;

@@ -7,6 +7,7 @@
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 #include "tools/index_access.h"
+#include "tools/stream_input.h"
 #include "index/index_store.h"
 
 namespace mibz2::tools {
@@ -17,6 +18,11 @@ int cmd_index(const IndexOptions& o) {
   IndexAccess access("mibz2 index", o.threads, o.index_dir, 0, nullptr, /*warn_unsaved=*/false);
   int status = kExitOk;
   for (const std::string& path : o.files) {
+    if (const std::string kind = stream_kind(path); !kind.empty()) {
+      std::fprintf(stderr, "mibz2 index: %s: %s\n", path.c_str(), not_indexed_message(kind).c_str());
+      status = std::max(status, kExitEnvironment);
+      continue;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     const engine::IndexStatus got = access.obtain(access.file(path), path, o.force, false);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -6,6 +6,7 @@
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 #include "tools/index_access.h"
+#include "tools/stream_input.h"
 
 namespace mibz2::tools {
 namespace {
@@ -97,6 +98,11 @@ int cmd_info(const InfoOptions& o) {
   IndexAccess access("mibz2 info", o.threads, o.index_dir);
   int status = kExitOk;
   for (const std::string& path : o.files) {
+    if (const std::string kind = stream_kind(path); !kind.empty()) {
+      std::fprintf(stderr, "mibz2 info: %s: %s\n", path.c_str(), not_indexed_message(kind).c_str());
+      status = std::max(status, kExitEnvironment);
+      continue;
+    }
     const engine::IndexStatus got = access.obtain(access.file(path), path, false, true);
     if (!got.ready()) {
       status = std::max(status, exit_status_of(got));

@@ -39,16 +39,20 @@ CLI::Validator size() {
       "", "SIZE");
 }
 
-// -j, --index-dir and the files: every command has them.
-void add_file_options(CLI::App* command, FileOptions* o, bool stdin_too = false) {
+// -j, --index-dir and the files: every command has them. Whether "-" is standard input (kDash: a
+// FILE is still needed; kDashOrNone: no FILE is standard input too), as the help says.
+enum class Stdin { kNo, kDash, kDashOrNone };
+void add_file_options(CLI::App* command, FileOptions* o, Stdin stdin_too = Stdin::kNo) {
   const std::string threads_help = "decoder threads, 1 to 1024 (default: its CPUs, " +
                                    std::to_string(mibz2::engine::default_decoder_threads()) + " here)";
   command->add_option("-j,--threads", o->threads, threads_help)->type_name("N")->check(thread_count());
   command
       ->add_option("--index-dir", o->index_dir, "where index files live (default: ~/.cache/mibz2fs, root's /var/cache/mibz2fs)")
       ->type_name("DIR");
-  if (stdin_too)
+  if (stdin_too == Stdin::kDashOrNone)
     command->add_option("FILE", o->files, "the bzip2 files; '-' or none: standard input")->type_name("");
+  else if (stdin_too == Stdin::kDash)
+    command->add_option("FILE", o->files, "the bzip2 files, one or more; '-': standard input")->type_name("")->required();
   else
     command->add_option("FILE", o->files, "the bzip2 files, one or more")->type_name("")->required();
 }
@@ -89,7 +93,7 @@ int main(int argc, char** argv) {
   CatOptions cat;
   CLI::App* cat_cmd = app.add_subcommand(
       "cat", "write the decompressed content (or a range of it), like bzip2 -dc");
-  add_file_options(cat_cmd, &cat, /*stdin_too=*/true);
+  add_file_options(cat_cmd, &cat, Stdin::kDashOrNone);
   uint64_t offset = 0, length = 0;
   CLI::Option* offset_opt = cat_cmd->add_option("--offset", offset, "first decompressed byte to write (default: 0)")
                                 ->type_name("SIZE")
@@ -104,7 +108,8 @@ int main(int argc, char** argv) {
                   "pass that stores the index on the way. --offset and --length decode only the blocks the\n"
                   "range covers (the index is built first if there is none). -j 1 on a whole file streams\n"
                   "through it on one thread and needs no index. '-', or no FILE, is standard input: a\n"
-                  "stream, decoded in parallel (-j) as it comes, with no index and no range.\n\n") +
+                  "stream, decoded in parallel (-j) as it comes, with no index and no range; so is a FILE\n"
+                  "that is not a regular file (a fifo, /dev/stdin, <(command), a device).\n\n") +
       kSizeRule);
 
   IndexOptions index;
@@ -130,10 +135,12 @@ int main(int argc, char** argv) {
   FileOptions verify;
   CLI::App* verify_cmd =
       app.add_subcommand("verify", "decode everything and check every CRC; exit 2 on damage");
-  add_file_options(verify_cmd, &verify);
+  add_file_options(verify_cmd, &verify, Stdin::kDash);
   verify_cmd->footer(
       "Decodes every block, checks every block and stream CRC, lists damaged blocks and refreshes\n"
-      "the stored index. Exit status 0 if all is intact, 2 if not.");
+      "the stored index. '-' (standard input) and a FILE that is not a regular file (a fifo, a pipe,\n"
+      "a device) are verified in one pass as they come, as bzip2 -t does, and nothing is stored.\n"
+      "Exit status 0 if all is intact, 2 if not.");
 
   if (argc < 2) {
     std::fputs(app.help().c_str(), stderr);
