@@ -442,6 +442,88 @@ TEST(IndexSidecar, HostileSidecarsAreRejectedAndTheFileIndexed) {
   fs::remove_all(side);
 }
 
+// Sidecars the trust rule does not believe (index/index_trust.h) are never read, however valid
+// they are: the file is indexed as if there were none, and that is logged once per file and reason,
+// not at every load. The same index, believable, is used.
+TEST(IndexSidecar, SidecarsNotBelievedAreNeverReadAndTheFileIndexed) {
+  TempDir dir;
+  const Bytes plain = text_bytes(400000, 74);
+  const fs::path srcdir = dir.path() / "src";
+  fs::create_directories(srcdir);
+  const fs::path src = dir.write("src/f.bz2", libbz2_compress(plain, 1));
+  const fs::path side = src.string() + index::kSidecarSuffix;
+  index::IndexStore elsewhere((dir.path() / "elsewhere").string());
+  const engine::IndexStatus good = obtain_guarded(src.string(), elsewhere, 1);
+  ASSERT_TRUE(good.ready());
+  const fs::path good_copy = dir.path() / "good.mibz2idx";
+  write_sidecar(dir.path() / "good", *good.index);
+  const bool root = geteuid() == 0;
+
+  struct Case {
+    std::string what;
+    std::function<void()> make;
+    std::string reason;  // "" for the sidecar believed
+  };
+  const std::vector<Case> cases = {
+      {"believed: mine, 0644, in my 0755 directory", [&] { write_sidecar(src, *good.index); }, ""},
+      {"group-writable",
+       [&] {
+         write_sidecar(src, *good.index);
+         ASSERT_EQ(chmod(side.c_str(), 0664), 0);
+       },
+       "writable by group or others (mode 0664)"},
+      {"in a directory others can write, not sticky",
+       [&] {
+         write_sidecar(src, *good.index);
+         ASSERT_EQ(chmod(srcdir.c_str(), 0777), 0);
+       },
+       "its directory is writable by group or others"},
+      {"believed: in a sticky directory others can write", [&] {
+         write_sidecar(src, *good.index);
+         ASSERT_EQ(chmod(srcdir.c_str(), 01777), 0);
+       },
+       ""},
+      {"a symlink to a believable index", [&] { fs::create_symlink(good_copy, side); }, "cannot open"},
+  };
+  std::vector<Case> all = cases;
+  if (root)
+    all.push_back({"another user's",
+                   [&] {
+                     write_sidecar(src, *good.index);
+                     ASSERT_EQ(chown(side.c_str(), 65534, 65534), 0);
+                   },
+                   "owned by uid 65534"});
+  for (const Case& c : all) {
+    SCOPED_TRACE(c.what);
+    fs::remove_all(side);
+    ASSERT_EQ(chmod(srcdir.c_str(), 0755), 0);
+    c.make();
+    LogCapture log;
+    index::IndexStore empty((dir.path() / ("trust-idx-" + std::to_string(&c - all.data()))).string());
+    engine::Engine engine(Rig::options());
+    Catalog catalog(engine, empty);
+    for (int load = 0; load < 2; ++load) {  // a second entry for the same file loads again
+      const engine::FileRef f = catalog.add(src.string());
+      ASSERT_TRUE(catalog.wait(f));
+      const engine::IndexStatus got = catalog.status(f);
+      ASSERT_TRUE(got.ready()) << got.error;
+      EXPECT_TRUE(same_index(*got.index, *good.index));
+      if (c.reason.empty()) {
+        EXPECT_TRUE(got.origin.sidecar) << got.origin.not_loaded_reason;
+        continue;
+      }
+      EXPECT_FALSE(got.origin.sidecar);
+      EXPECT_NE(got.origin.not_loaded_reason.find(c.reason), std::string::npos) << got.origin.not_loaded_reason;
+      fs::remove_all(empty.dir());  // so that the second entry looks for the sidecar again
+    }
+    if (c.reason.empty() || c.reason == "cannot open") continue;
+    EXPECT_EQ(log.count("is not believed"), 1u) << "logged once per file and reason:\n" << log.all();
+    EXPECT_EQ(log.count(c.reason), 1u) << log.all();
+  }
+  ASSERT_EQ(chmod(srcdir.c_str(), 0755), 0);
+  fs::remove_all(side);
+}
+
 // ---- the store shared by many writers ---------------------------------------------------------------
 
 // A reader loading while writers replace the file never sees a partial index.

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "base/report_once.h"
 #include "engine/engine.h"
 #include "engine/source_access.h"
 #include "index/block_index.h"
@@ -307,6 +308,7 @@ class Catalog {
   uint64_t built_ = 0, loaded_ = 0, failures_ = 0, bytes_indexed_ = 0;  // CatalogSummary's counters
 
   std::function<bool()> hold_;       // test hook: builds wait while it returns true
+  mutable ReportOnce reported_untrusted_;  // index files not believed, logged once each (load_stored)
 };
 
 }  // namespace mibz2::engine
