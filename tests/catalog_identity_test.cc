@@ -17,6 +17,7 @@
 #include <thread>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <spdlog/sinks/ringbuffer_sink.h>
@@ -330,6 +331,63 @@ TEST_F(SameIdentityOtherBytes, BlockOutsideTheSampleFailsWithEioThenRebuilds) {
   EXPECT_TRUE(r.data == plain_b);
   EXPECT_TRUE(catalog.status(f).origin.built);
   EXPECT_EQ(log.count("fail until it is indexed again"), 1u) << log.all();
+}
+
+// Issue 23: an index believed without a sample (this file's own, current) in which every block from
+// the third on is said to start 100,000 bytes later. Only the decode of the second block can tell;
+// the blocks after it match their records and are served at the forged offsets until then. Once
+// the mismatch is found, the Reader serves nothing more (not even blocks it had cached, nor the
+// first, which is right), and the catalog tells its listener (the mount retires the file's node)
+// once; the next open reads right.
+TEST(IndexIdentity, ReaderThatMetAMismatchServesNothingMore) {
+  Rig s;
+  const Bytes plain = text_bytes(2'000'000, 81);
+  const fs::path p = s.dir.write("f.bz2", libbz2_compress(plain, 1));
+  const engine::IndexStatus built = s.obtain(p);
+  ASSERT_TRUE(built.ready() && built.origin.saved) << built.error << built.origin.save_error;
+  ASSERT_GE(built.index->blocks.size(), 12u);
+  constexpr uint64_t kShift = 100'000;
+  index::BlockIndex forged = *built.index;
+  for (size_t i = 2; i < forged.blocks.size(); ++i) forged.blocks[i].out_offset += kShift;
+  forged.decompressed_size += kShift;
+  write_file(built.origin.index_path, index::serialize(forged));
+
+  index::IndexStore store(s.store.dir());
+  engine::Engine engine(Rig::options());
+  Catalog catalog(engine, store);
+  std::mutex mu;
+  std::vector<engine::FileRef> told;
+  catalog.set_distrust_listener([&](const engine::FileRef& file) {
+    std::lock_guard lk(mu);
+    told.push_back(file);
+  });
+  const engine::FileRef f = catalog.add(p.string());
+  std::string err;
+  std::shared_ptr<engine::Reader> reader = catalog.open(f, &err);
+  ASSERT_TRUE(reader) << err;
+  ASSERT_EQ(reader->size(), plain.size() + kShift) << "the forged index is not believed: nothing to test";
+  const uint64_t at = forged.blocks[5].out_offset + 100;
+  Bytes buf(4096);
+  ASSERT_EQ(reader->read(at, buf.size(), buf.data()), 4096);
+  ASSERT_FALSE(std::equal(buf.begin(), buf.end(), plain.begin() + static_cast<ptrdiff_t>(at)))
+      << "the forged index served right bytes: nothing to test";
+
+  EXPECT_EQ(reader->read(forged.blocks[1].out_offset + 100, buf.size(), buf.data()), -EIO);
+  EXPECT_TRUE(reader->distrusted());
+  EXPECT_EQ(reader->read(at, buf.size(), buf.data()), -EIO) << "a block read (and cached) before";
+  EXPECT_EQ(reader->read(0, buf.size(), buf.data()), -EIO) << "the first block, right as it is";
+  EXPECT_EQ(reader->read(forged.blocks[10].out_offset, buf.size(), buf.data()), -EIO) << "a block never read";
+  {
+    std::lock_guard lk(mu);
+    ASSERT_EQ(told.size(), 1u);
+    EXPECT_EQ(told[0], f);
+  }
+  reader.reset();
+  const ReadBack r = read_through(catalog, f);
+  EXPECT_EQ(r.error, 0);
+  EXPECT_TRUE(r.data == plain);
+  std::lock_guard lk(mu);
+  EXPECT_EQ(told.size(), 1u);
 }
 
 TEST_F(SameIdentityOtherBytes, BlockInTheSampleIsCaughtBeforeAnyRead) {

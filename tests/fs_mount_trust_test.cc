@@ -91,6 +91,19 @@ void overwrite(const stdfs::path& p, const Bytes& bytes) {
   close(fd);
 }
 
+// pread of up to `n` bytes: the bytes, or the errno.
+struct Got {
+  int err = 0;
+  std::string data;
+};
+Got pread_at(int fd, uint64_t off, size_t n) {
+  std::string buf(n, '\0');
+  const ssize_t r = pread(fd, buf.data(), n, static_cast<off_t>(off));
+  if (r < 0) return {errno, {}};
+  buf.resize(static_cast<size_t>(r));
+  return {0, buf};
+}
+
 struct stat stat_of(const stdfs::path& p) {
   struct stat st{};
   EXPECT_EQ(stat(p.c_str(), &st), 0) << p << ": " << std::strerror(errno);
@@ -241,6 +254,84 @@ TEST_F(FsTrustTest, IndexPlantedInTheIndexDirectoryIsNotRead) {
     EXPECT_EQ(lines_with(log, c.said), 1u) << log;
     EXPECT_TRUE(m->stop());
   }
+}
+
+// ==== (d) A mismatch found retires the node ====================================================
+
+// Root's own index, forged in root's own index directory with the file's current identity: it is
+// believed (only the decode of the second block can tell). A read of the second block fails with
+// EIO and the mismatch is logged once; then a new stat shows another inode number and the right
+// size, a new open reads exact bytes (also where the kernel had cached bytes from the forged
+// index), and a descriptor opened before reads no byte any more. Before: the same inode and the
+// forged size stayed, the range cached before kept reading forged bytes through a new open, and
+// the old descriptor kept serving blocks at forged offsets.
+TEST_F(FsTrustTest, MismatchFoundRetiresTheNode) {
+  const stdfs::path src = new_source();
+  write_file(src / "f.bz2", as_span(compressed_));
+  stdfs::create_directories(idx_);
+  ASSERT_EQ(chmod(idx_.c_str(), 0700), 0);
+  const Bytes real_bytes = root_index_of(src / "f.bz2");
+  const index::BlockIndex real = parsed(real_bytes);
+  const stdfs::path at = idx_ / index::IndexStore::name_for(real.source);
+  write_file(at, as_span(forge(real_bytes)));
+  const index::BlockIndex forged = parsed(read_file(at));
+  ASSERT_EQ(forged.blocks.size(), real.blocks.size());
+  ASSERT_GE(forged.blocks.size(), 16u);
+
+  Mibz2fs* m = mount(src);
+  MOUNT_OR_RETURN(m);
+  const stdfs::path f = mnt_ / "f";
+  const struct stat before = stat_of(f);
+  ASSERT_EQ(before.st_size, static_cast<off_t>(content_.size() + kShift)) << "the forged index is not believed";
+  const int old_fd = open(f.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(old_fd, 0);
+  // A range in the seventh block, read (and cached by the kernel) before the mismatch is found: the
+  // forged index serves it from 100,000 bytes earlier.
+  const uint64_t cached_at = forged.blocks[6].out_offset + 5000;
+  const size_t span = 64 * 1024;
+  const std::string right(content_.begin() + static_cast<ptrdiff_t>(cached_at),
+                          content_.begin() + static_cast<ptrdiff_t>(cached_at + span));
+  const Got forged_read = pread_at(old_fd, cached_at, span);
+  ASSERT_EQ(forged_read.err, 0);
+  ASSERT_NE(forged_read.data, right) << "the forged index served right bytes: nothing to test";
+
+  // The second block, said to be 100,000 bytes longer than it is.
+  const Got mismatch = pread_at(old_fd, forged.blocks[1].out_offset + 100, 4096);
+  EXPECT_EQ(mismatch.err, EIO) << "read " << mismatch.data.size() << " bytes";
+
+  // The node is retired (the kernel is told from a thread of the daemon's own): wait for it.
+  struct stat after = stat_of(f);
+  for (const auto t0 = Clock::now(); after.st_ino == before.st_ino && seconds_since(t0) < 20; sleep_ms(50))
+    after = stat_of(f);
+  EXPECT_NE(after.st_ino, before.st_ino) << "the same inode number after the mismatch";
+  EXPECT_EQ(after.st_size, static_cast<off_t>(content_.size())) << "the size from the forged index";
+
+  const int new_fd = open(f.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(new_fd, 0);
+  struct stat new_st{};
+  fstat(new_fd, &new_st);
+  EXPECT_NE(new_st.st_ino, before.st_ino);
+  const Got again = pread_at(new_fd, cached_at, span);
+  EXPECT_EQ(again.err, 0);
+  EXPECT_TRUE(again.data == right) << "a new open reads the bytes cached from the forged index";
+  close(new_fd);
+  const ReadAll whole = read_all(f);
+  EXPECT_EQ(whole.error, 0);
+  EXPECT_TRUE(same_bytes(whole.data, content_));
+
+  // The descriptor opened before: no byte of the forged index any more, cached or not. (The kernel
+  // asks for the retired node's attributes before it reads, which fails with ESTALE; a read that
+  // reaches the daemon, a page fault of a mapping, fails with EIO: Reader::distrusted.)
+  const auto failed = [](const Got& g) { return g.err == EIO || g.err == ESTALE; };
+  const Got old_cached = pread_at(old_fd, cached_at, span);
+  EXPECT_TRUE(failed(old_cached)) << "the old descriptor still reads " << old_cached.data.size()
+                                  << " bytes the kernel cached from the forged index (" << old_cached.err << ")";
+  const Got old_unread = pread_at(old_fd, forged.blocks[15].out_offset + 10, 4096);
+  EXPECT_TRUE(failed(old_unread)) << "the old descriptor serves " << old_unread.data.size()
+                                  << " bytes at an offset of the forged index (" << old_unread.err << ")";
+  close(old_fd);
+  const std::string log = slurp(m->log());
+  EXPECT_EQ(lines_with(log, "does not match the source"), 1u) << log;
 }
 
 // ==== (e) The index directory ==================================================================

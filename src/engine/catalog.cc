@@ -630,6 +630,7 @@ void Catalog::distrust(const FileRef& file, uint64_t file_id, const std::string&
   spdlog::warn("{}: its index does not match the source ({}); reads of it fail until it is indexed again",
                file->path(), what);
   engine_.forget(file_id);
+  if (distrust_listener_) distrust_listener_(file);
 }
 
 // --- builds ---
