@@ -268,8 +268,8 @@ std::string IndexStore::open_dir(bool create, int* out) const {
     if (e == ENOENT && !create) return {};
     struct stat st;
     if (lstat(dir_.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-      return dir_ + " is a symlink: refused as index directory (name the directory it points to)";
-    if (e == ENOTDIR) return dir_ + " is not a directory: it cannot hold indexes";
+      return dir_ + " is a symlink, refused as index directory (name the directory it points to)";
+    if (e == ENOTDIR) return dir_ + " is not a directory";
     return "cannot open the index directory " + dir_ + ": " + errno_text(e);
   }
   struct stat st;
@@ -280,7 +280,8 @@ std::string IndexStore::open_dir(bool create, int* out) const {
   }
   if (const Trust t = judge_index_dir(st, geteuid()); t != Trust::kTrusted) {
     close(fd);
-    return dir_ + " is refused as index directory, no index in it would be believed: " + explain(t, st, st, geteuid());
+    return dir_ + " is refused as index directory (no index in it would be believed): it is " +
+           explain_dir(t, st, geteuid());
   }
   *out = fd;
   return {};

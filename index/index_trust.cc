@@ -43,13 +43,20 @@ std::string explain(Trust trust, const struct stat& file, const struct stat& dir
     case Trust::kFileOwner:
       return "owned by uid " + std::to_string(file.st_uid) + " (" + believed_owners(euid) + ")";
     case Trust::kFileWritable: return "writable by group or others (mode " + mode_of(file) + ")";
-    case Trust::kDirNotDirectory: return "not in a directory";
+    case Trust::kDirNotDirectory:
     case Trust::kDirOwner:
-      return "its directory is owned by uid " + std::to_string(dir.st_uid) + " (" + believed_owners(euid) + ")";
-    case Trust::kDirWritable:
-      return "its directory is writable by group or others without the sticky bit (mode " + mode_of(dir) + ")";
+    case Trust::kDirWritable: return "its directory is " + explain_dir(trust, dir, euid);
   }
   return "?";
+}
+
+std::string explain_dir(Trust trust, const struct stat& dir, uid_t euid) {
+  switch (trust) {
+    case Trust::kDirNotDirectory: return "not a directory";
+    case Trust::kDirOwner: return "owned by uid " + std::to_string(dir.st_uid) + " (" + believed_owners(euid) + ")";
+    case Trust::kDirWritable: return "writable by group or others without the sticky bit (mode " + mode_of(dir) + ")";
+    default: return "trusted";
+  }
 }
 
 }  // namespace mibz2::index

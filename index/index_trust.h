@@ -42,7 +42,11 @@ Trust judge_index_dir(const struct stat& dir, uid_t euid);
 Trust judge_index_file(const struct stat& file, const struct stat& dir, uid_t euid);
 
 // Why `trust` (not kTrusted) was given, naming owners and modes: "owned by uid 65534 (only uid
-// 1000's or root's are believed)", "its directory is writable by others (mode 0777)".
+// 1000's or root's are believed)", "its directory is writable by group or others without the
+// sticky bit (mode 0777)".
 std::string explain(Trust trust, const struct stat& file, const struct stat& dir, uid_t euid);
+// The same for a directory's own part of the rule, said of the directory: "writable by group or
+// others without the sticky bit (mode 0777)".
+std::string explain_dir(Trust trust, const struct stat& dir, uid_t euid);
 
 }  // namespace mibz2::index

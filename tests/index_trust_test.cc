@@ -103,6 +103,9 @@ TEST(IndexTrust, ExplanationsNameTheOwnerAndTheMode) {
             "its directory is writable by group or others without the sticky bit (mode 0777)");
   EXPECT_EQ(index::explain(Trust::kDirOwner, file, attrs(S_IFDIR | 0755, kOther), kMe),
             "its directory is owned by uid 65534 (only uid 1000's or root's are believed)");
+  // Said of the index directory itself, at mount.
+  EXPECT_EQ(index::explain_dir(Trust::kDirWritable, dir, kMe),
+            "writable by group or others without the sticky bit (mode 0777)");
 }
 
 }  // namespace

@@ -317,7 +317,7 @@ class Catalog {
 
   std::function<bool()> hold_;       // test hook: builds wait while it returns true
   std::function<void(const FileRef&)> distrust_listener_;  // set_distrust_listener
-  mutable ReportOnce reported_untrusted_;  // index files not believed, logged once each (load_stored)
+  ReportOnce reported_untrusted_;    // index files not believed, logged once each (load_stored)
 };
 
 }  // namespace mibz2::engine

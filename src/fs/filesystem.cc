@@ -149,7 +149,7 @@ void Filesystem::set_session(fuse_session* se) {
 // A new number for the path (so a new page cache and attributes in the kernel, filled from the
 // index built again), and the old inode's pages, attributes and name dropped: no byte or size of
 // the distrusted index survives in the kernel. Descriptors open on the old node get EIO from its
-// Reader (Reader::distrusted).
+// Reader (Reader::distrusted), or ESTALE where the kernel asks for the old node's attributes first.
 void Filesystem::retire(const engine::FileRef& file) {
   try {
     const std::optional<InodeTable::Retired> r = inodes_.retire(file);
