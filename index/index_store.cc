@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,8 +16,9 @@
 #include <vector>
 
 #include "index/index_dir.h"
-#include "index/xxh3.h"
 #include "index/index_format.h"
+#include "index/index_trust.h"
+#include "index/xxh3.h"
 #include "io/descriptor_limit.h"
 #include "io/fd_io.h"
 
@@ -55,6 +57,21 @@ std::string host_name() {
   return h;
 }
 
+// Six characters for a temporary name, as mkstemp picks them (mkstemp itself takes a path, not a
+// directory descriptor).
+std::string random_suffix() {
+  static constexpr char kChars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  uint8_t bytes[6] = {};
+  if (getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
+    const uint64_t t = static_cast<uint64_t>(time(nullptr)) ^ (static_cast<uint64_t>(getpid()) << 20) ^
+                       reinterpret_cast<uintptr_t>(&bytes);
+    for (size_t i = 0; i < sizeof bytes; ++i) bytes[i] = static_cast<uint8_t>(t >> (8 * i));
+  }
+  std::string s;
+  for (uint8_t b : bytes) s += kChars[b % (sizeof kChars - 1)];
+  return s;
+}
+
 // The writer a temporary name "<final>.tmp.HOST.PID.XXXXXX" names, if it is one.
 bool parse_temporary(const std::string& name, std::string* host, long* pid) {
   const size_t mark = name.find(std::string(".idx") + kTempMark);
@@ -80,6 +97,7 @@ const char* to_string(Load load) {
     case Load::kMissing: return "missing";
     case Load::kStale: return "stale";
     case Load::kInvalid: return "invalid";
+    case Load::kUntrusted: return "untrusted";
   }
   return "?";
 }
@@ -122,15 +140,21 @@ uint64_t max_index_file_size(uint64_t source_size) {
   return kHeaderSize + sizeof(BlockRecord) * (source_size * 8 / 24 + 2);
 }
 
-Load read_index_file(int fd, const std::string& name, const SourceIdentity& id, BlockIndex* out, std::string* reason) {
+Load read_index_file(int fd, const struct stat& dir, const std::string& name, const SourceIdentity& id,
+                     BlockIndex* out, std::string* reason) {
   // An index file is input like any other (a shared directory, a sidecar published with a dump):
-  // a regular file only, and never larger than an index of this source can be (so a huge or
-  // sparse file is not read).
+  // a regular file only, written by someone this process believes (no content check can catch a
+  // crafted index), and never larger than an index of this source can be (so a huge or sparse
+  // file is not read).
   struct stat st;
   const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   if (!regular) {
     *reason = name + ": not a regular file";
     return Load::kInvalid;
+  }
+  if (const Trust t = judge_index_file(st, dir, geteuid()); t != Trust::kTrusted) {
+    *reason = name + " is not believed: " + explain(t, st, dir, geteuid());
+    return Load::kUntrusted;
   }
   if (static_cast<uint64_t>(st.st_size) > max_index_file_size(id.size)) {
     *reason = name + ": larger than any index of this source can be";
@@ -157,15 +181,23 @@ Load read_index_file(int fd, const std::string& name, const SourceIdentity& id, 
   return same_file ? Load::kCurrent : Load::kSameContent;
 }
 
-int write_index_file(const std::string& path, const BlockIndex& index, std::string* error) {
-  // Unique to this host and process (mkstemp adds six random characters and creates it
-  // exclusively): writers on several machines sharing the directory never share a temporary, and
-  // a stale one tells whose it was (IndexStore::remove_stale_temporaries).
-  std::string tmp = path + kTempMark + host_name() + "." + std::to_string(getpid()) + ".XXXXXX";
-  const int fd = mkstemp(tmp.data());
+int write_index_file_at(int dir_fd, const std::string& name, const std::string& shown, const BlockIndex& index,
+                        std::string* error, bool* at_rename) {
+  if (at_rename) *at_rename = false;
+  // Unique to this host and process (six random characters, created exclusively): writers on
+  // several machines sharing the directory never share a temporary, and a stale one tells whose it
+  // was (IndexStore::remove_stale_temporaries).
+  const std::string stem = name + kTempMark + host_name() + "." + std::to_string(getpid()) + ".";
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    tmp = stem + random_suffix();
+    fd = openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) {
     const int e = io::note_open_errno(errno);
-    *error = "cannot create a file beside " + path + ": " + errno_text(e);
+    *error = "cannot create a file beside " + shown + ": " + errno_text(e);
     return e;
   }
   const std::vector<uint8_t> bytes = serialize(index);
@@ -174,20 +206,32 @@ int write_index_file(const std::string& path, const BlockIndex& index, std::stri
   if (!err && fsync(fd) != 0) err = errno;
   if (close(fd) != 0 && !err) err = errno;
   // The rename is the publication: a reader opens the old file or the whole new one, never a part.
-  if (!err && rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (!err && renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) != 0) {
+    err = errno;
+    if (at_rename) *at_rename = true;
+  }
   if (err) {
-    unlink(tmp.c_str());
-    *error = "cannot write " + path + ": " + errno_text(err);
+    unlinkat(dir_fd, tmp.c_str(), 0);
+    *error = "cannot write " + shown + ": " + errno_text(err);
     return err;
   }
-  // Make the rename itself durable.
+  fsync(dir_fd);  // makes the rename itself durable
+  return 0;
+}
+
+int write_index_file(const std::string& path, const BlockIndex& index, std::string* error) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  if (const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    fsync(dfd);
-    close(dfd);
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) {
+    const int e = errno;
+    *error = "cannot write " + path + ": " + errno_text(e);
+    return e;
   }
-  return 0;
+  const int e = write_index_file_at(dfd, name, path, index, error);
+  close(dfd);
+  return e;
 }
 
 IndexStore::IndexStore(std::string dir) {
@@ -199,26 +243,93 @@ IndexStore::IndexStore(std::string dir) {
   }
   dir_ = std::move(dir);
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  if (dir_.empty()) return;
+  int fd = -1;
+  if (std::string why = open_dir(/*create=*/false, &fd); !why.empty()) {
+    problem_ = std::move(why);
+    dir_.clear();
+    return;
+  }
+  dir_fd_ = fd;
 }
 
-std::string IndexStore::path_for(const SourceIdentity& id) const {
+IndexStore::~IndexStore() {
+  if (const int fd = dir_fd_.load(); fd >= 0) close(fd);
+}
+
+std::string IndexStore::open_dir(bool create, int* out) const {
+  *out = -1;
+  std::string error;
+  if (create && !make_dirs(dir_, &error)) return error;
+  // The last component is not followed: the directory named is the one used, and a symlink put
+  // there later is never seen (the descriptor is held).
+  const int fd = open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    if (e == ENOENT && !create) return {};
+    struct stat st;
+    if (lstat(dir_.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+      return dir_ + " is a symlink, refused as index directory (name the directory it points to)";
+    if (e == ENOTDIR) return dir_ + " is not a directory";
+    return "cannot open the index directory " + dir_ + ": " + errno_text(e);
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    const int e = errno;
+    close(fd);
+    return "cannot stat the index directory " + dir_ + ": " + errno_text(e);
+  }
+  if (const Trust t = judge_index_dir(st, geteuid()); t != Trust::kTrusted) {
+    close(fd);
+    return dir_ + " is refused as index directory (no index in it would be believed): it is " +
+           explain_dir(t, st, geteuid());
+  }
+  *out = fd;
+  return {};
+}
+
+std::string IndexStore::name_for(const SourceIdentity& id) {
   char name[64];
   std::snprintf(name, sizeof name, "%016llx-%llu.idx", static_cast<unsigned long long>(id.fingerprint),
                 static_cast<unsigned long long>(id.size));
-  return dir_ + "/" + name;
+  return name;
+}
+
+std::string IndexStore::path_for(const SourceIdentity& id) const { return dir_ + "/" + name_for(id); }
+
+int IndexStore::held_dir(bool create, std::string* error) const {
+  if (const int fd = dir_fd_.load(); fd >= 0 || dir_.empty()) return fd;
+  // Missing at construction: opened once it exists (made by the first save, or by another mount
+  // sharing it), and held from then on; of two threads opening it at once, one keeps its own.
+  int fd = -1;
+  *error = open_dir(create, &fd);
+  if (fd < 0) return -1;
+  int none = -1;
+  if (dir_fd_.compare_exchange_strong(none, fd)) return fd;
+  close(fd);
+  return none;
 }
 
 Load IndexStore::load(const SourceIdentity& id, BlockIndex* out, std::string* reason) const {
-  if (dir_.empty()) return Load::kMissing;
+  std::string unusable;  // a directory made unusable since construction: save() says so, once
+  const int dfd = held_dir(/*create=*/false, &unusable);
+  if (dfd < 0) return Load::kMissing;
   const std::string path = path_for(id);
   // Never through a symlink, never blocking on a fifo.
-  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+  const int fd = openat(dfd, name_for(id).c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return Load::kMissing;
     *reason = "cannot open " + path + ": " + errno_text(io::note_open_errno(errno));
     return Load::kInvalid;
   }
-  const Load got = read_index_file(fd, path, id, out, reason);
+  struct stat dir;
+  Load got;
+  if (fstat(dfd, &dir) != 0) {
+    *reason = "cannot stat " + dir_ + ": " + errno_text(errno);
+    got = Load::kInvalid;
+  } else {
+    got = read_index_file(fd, dir, path, id, out, reason);
+  }
   close(fd);
   return got;
 }
@@ -229,8 +340,15 @@ bool IndexStore::read_only() const {
 }
 
 size_t IndexStore::remove_stale_temporaries() const {
-  DIR* d = opendir(dir_.c_str());
-  if (!d) return 0;
+  const int dfd = dir_fd_.load();
+  if (dfd < 0) return 0;
+  // A description of its own for the listing (a dup would share the held descriptor's position).
+  const int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* d = lfd >= 0 ? fdopendir(lfd) : nullptr;
+  if (!d) {
+    if (lfd >= 0) close(lfd);
+    return 0;
+  }
   const std::string me = host_name();
   const time_t now = time(nullptr);
   size_t removed = 0;
@@ -240,13 +358,13 @@ size_t IndexStore::remove_stale_temporaries() const {
     long pid = 0;
     if (!parse_temporary(name, &host, &pid)) continue;
     struct stat st;
-    if (fstatat(dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (fstatat(dfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
     const time_t age = now - st.st_mtime;
     // Another host's writer (or one of this host in another pid namespace) may still be writing a
     // fresh one; a writer of this host that no longer exists is not.
     const bool dead_writer = host == me && pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
     if (age > kStaleTemporaryAge.count() || (dead_writer && age > kDeadWriterGrace.count())) {
-      if (unlinkat(dirfd(d), name.c_str(), 0) == 0) ++removed;
+      if (unlinkat(dfd, name.c_str(), 0) == 0) ++removed;
     }
   }
   closedir(d);
@@ -269,7 +387,8 @@ bool IndexStore::save(const BlockIndex& index, std::string* error) {
     }
   }
   // Only a directory that cannot be used at all makes the store read-only; one file that cannot be
-  // written (a full disk) does not stop the others from being saved.
+  // written (a full disk; in a sticky directory, another user's file at its name) does not stop the
+  // others from being saved.
   auto fail = [&](std::string why) {
     std::lock_guard lk(mu_);
     read_only_ = true;
@@ -277,10 +396,13 @@ bool IndexStore::save(const BlockIndex& index, std::string* error) {
     return false;
   };
   if (dir_.empty()) return fail(problem_.empty() ? "no index directory" : problem_);
-  if (!make_dirs(dir_, error)) return fail(*error);
+  std::string why;
+  const int dfd = held_dir(/*create=*/true, &why);
+  if (dfd < 0) return fail(why);
   if (clean) remove_stale_temporaries();
-  const int e = write_index_file(path_for(index.source), index, error);
-  if (e == EACCES || e == EPERM || e == EROFS || e == ENOTDIR || e == ENOENT) return fail(*error);
+  bool at_rename = false;
+  const int e = write_index_file_at(dfd, name_for(index.source), path_for(index.source), index, error, &at_rename);
+  if (!at_rename && (e == EACCES || e == EPERM || e == EROFS || e == ENOTDIR || e == ENOENT)) return fail(*error);
   return e == 0;
 }
 

@@ -4,6 +4,9 @@
 // writing host and process, so that mounts sharing a directory never see or make a partial file.
 #pragma once
 
+#include <sys/stat.h>
+
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <string>
@@ -33,25 +36,41 @@ enum class Load {
   kMissing,      // there is none
   kStale,        // a well-formed index of other content (size or fingerprint differ)
   kInvalid,      // not a usable index file (not regular, too large, damaged, another version)
+  kUntrusted,    // written where someone the trust rule does not believe could have written it
+                 // (index/index_trust.h): not read at all
 };
 const char* to_string(Load load);
 
-// Reads the index file open at `fd` (named `name` in reasons) for a source of identity `id`:
-// regular files only, no larger than an index of that source can be, every field checked
-// (index_format.h), then the identity compared. Anything but kCurrent and kSameContent says why in
-// *reason.
-Load read_index_file(int fd, const std::string& name, const SourceIdentity& id, BlockIndex* out, std::string* reason);
+// Reads the index file open at `fd` (named `name` in reasons) for a source of identity `id`, where
+// `dir` is fstat of the directory descriptor it was opened beneath: regular files only, believed
+// only as the trust rule says (index_trust.h, with fstat of `fd` itself), no larger than an index
+// of that source can be, every field checked (index_format.h), then the identity compared.
+// Anything but kCurrent and kSameContent says why in *reason.
+Load read_index_file(int fd, const struct stat& dir, const std::string& name, const SourceIdentity& id,
+                     BlockIndex* out, std::string* reason);
 
-// Writes `index` to `path` atomically: a temporary file in the same directory, named after `path`,
-// this host and this process (".tmp.HOST.PID.XXXXXX", created exclusively), fsync'ed and renamed
-// over `path`. Returns 0 or the errno value that stopped it (with *error); nothing is left behind.
+// Writes `index` atomically as `name` in the directory open at `dir_fd`: a temporary file beside
+// it, named after `name`, this host and this process (".tmp.HOST.PID.XXXXXX", created
+// exclusively), fsync'ed and renamed over `name`, then the directory fsync'ed. `shown` names it in
+// messages. Returns 0 or the errno value that stopped it (with *error; *at_rename, if given, says
+// whether only the rename failed); nothing is left behind.
+int write_index_file_at(int dir_fd, const std::string& name, const std::string& shown, const BlockIndex& index,
+                        std::string* error, bool* at_rename = nullptr);
+// The same at `path` (its directory opened first): mibz2 index --output.
 int write_index_file(const std::string& path, const BlockIndex& index, std::string* error);
 
+// The directory is opened once (O_DIRECTORY | O_NOFOLLOW) and held: every load, save and cleanup
+// works relative to that descriptor, so a path replaced by a symlink (or another directory) while
+// the store lives changes nothing. A directory missing at construction is created (mode 0700) and
+// opened at the first save.
 class IndexStore {
  public:
   // `dir` empty: default_index_dir(); root's /var/cache/mibz2fs is created (0700) or checked here,
-  // and left unused (dir() empty) if it is not safe (index/index_dir.h).
+  // and left unused (dir() empty) if it is not safe (index/index_dir.h). Any directory is left
+  // unused, with problem() saying why, when it is not a directory (a regular file, a symlink),
+  // cannot be opened, or fails the directory part of the trust rule (index_trust.h).
   explicit IndexStore(std::string dir = {});
+  ~IndexStore();
   using Load = index::Load;
 
   // Empty when there is no place to store indexes (then problem() says why).
@@ -59,6 +78,7 @@ class IndexStore {
   const std::string& problem() const { return problem_; }
   // The index file for a source content: "<fingerprint, 16 hex>-<size>.idx" in dir().
   std::string path_for(const SourceIdentity& id) const;
+  static std::string name_for(const SourceIdentity& id);
 
   // Loads the index of the source `id` if there is one (kCurrent or kSameContent), else says why
   // not in *reason (kStale, kInvalid).
@@ -80,8 +100,16 @@ class IndexStore {
   size_t remove_stale_temporaries() const;
 
  private:
+  // Opens dir_ (creating it first if `create`) and checks it. Returns "" with the descriptor in
+  // *fd (-1 when it does not exist and !create), or why it cannot be used.
+  std::string open_dir(bool create, int* fd) const;
+  // The held descriptor of dir_, opened (and if `create`, made) now if it was missing until now;
+  // -1 (with *error, if it cannot be used) when there is none.
+  int held_dir(bool create, std::string* error) const;
+
   std::string dir_;
   std::string problem_;  // why dir_ is empty
+  mutable std::atomic<int> dir_fd_{-1};  // dir_, once opened (then fixed until the destructor closes it)
   mutable std::mutex mu_;  // a leaf lock
   bool read_only_ = false;  // guarded by mu_
   std::chrono::steady_clock::time_point last_cleaned_{};  // guarded by mu_

@@ -17,6 +17,7 @@
 #include <thread>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <spdlog/sinks/ringbuffer_sink.h>
@@ -332,6 +333,63 @@ TEST_F(SameIdentityOtherBytes, BlockOutsideTheSampleFailsWithEioThenRebuilds) {
   EXPECT_EQ(log.count("fail until it is indexed again"), 1u) << log.all();
 }
 
+// Issue 23: an index believed without a sample (this file's own, current) in which every block from
+// the third on is said to start 100,000 bytes later. Only the decode of the second block can tell;
+// the blocks after it match their records and are served at the forged offsets until then. Once
+// the mismatch is found, the Reader serves nothing more (not even blocks it had cached, nor the
+// first, which is right), and the catalog tells its listener (the mount retires the file's node)
+// once; the next open reads right.
+TEST(IndexIdentity, ReaderThatMetAMismatchServesNothingMore) {
+  Rig s;
+  const Bytes plain = text_bytes(2'000'000, 81);
+  const fs::path p = s.dir.write("f.bz2", libbz2_compress(plain, 1));
+  const engine::IndexStatus built = s.obtain(p);
+  ASSERT_TRUE(built.ready() && built.origin.saved) << built.error << built.origin.save_error;
+  ASSERT_GE(built.index->blocks.size(), 12u);
+  constexpr uint64_t kShift = 100'000;
+  index::BlockIndex forged = *built.index;
+  for (size_t i = 2; i < forged.blocks.size(); ++i) forged.blocks[i].out_offset += kShift;
+  forged.decompressed_size += kShift;
+  write_file(built.origin.index_path, index::serialize(forged));
+
+  index::IndexStore store(s.store.dir());
+  engine::Engine engine(Rig::options());
+  Catalog catalog(engine, store);
+  std::mutex mu;
+  std::vector<engine::FileRef> told;
+  catalog.set_distrust_listener([&](const engine::FileRef& file) {
+    std::lock_guard lk(mu);
+    told.push_back(file);
+  });
+  const engine::FileRef f = catalog.add(p.string());
+  std::string err;
+  std::shared_ptr<engine::Reader> reader = catalog.open(f, &err);
+  ASSERT_TRUE(reader) << err;
+  ASSERT_EQ(reader->size(), plain.size() + kShift) << "the forged index is not believed: nothing to test";
+  const uint64_t at = forged.blocks[5].out_offset + 100;
+  Bytes buf(4096);
+  ASSERT_EQ(reader->read(at, buf.size(), buf.data()), 4096);
+  ASSERT_FALSE(std::equal(buf.begin(), buf.end(), plain.begin() + static_cast<ptrdiff_t>(at)))
+      << "the forged index served right bytes: nothing to test";
+
+  EXPECT_EQ(reader->read(forged.blocks[1].out_offset + 100, buf.size(), buf.data()), -EIO);
+  EXPECT_TRUE(reader->distrusted());
+  EXPECT_EQ(reader->read(at, buf.size(), buf.data()), -EIO) << "a block read (and cached) before";
+  EXPECT_EQ(reader->read(0, buf.size(), buf.data()), -EIO) << "the first block, right as it is";
+  EXPECT_EQ(reader->read(forged.blocks[10].out_offset, buf.size(), buf.data()), -EIO) << "a block never read";
+  {
+    std::lock_guard lk(mu);
+    ASSERT_EQ(told.size(), 1u);
+    EXPECT_EQ(told[0], f);
+  }
+  reader.reset();
+  const ReadBack r = read_through(catalog, f);
+  EXPECT_EQ(r.error, 0);
+  EXPECT_TRUE(r.data == plain);
+  std::lock_guard lk(mu);
+  EXPECT_EQ(told.size(), 1u);
+}
+
 TEST_F(SameIdentityOtherBytes, BlockInTheSampleIsCaughtBeforeAnyRead) {
   make(/*differ_in_sample=*/true);
   if (HasFailure()) return;
@@ -439,6 +497,88 @@ TEST(IndexSidecar, HostileSidecarsAreRejectedAndTheFileIndexed) {
         << got.origin.not_loaded_reason;
     EXPECT_TRUE(same_index(*got.index, *good.index));
   }
+  fs::remove_all(side);
+}
+
+// Sidecars the trust rule does not believe (index/index_trust.h) are never read, however valid
+// they are: the file is indexed as if there were none, and that is logged once per file and reason,
+// not at every load. The same index, believable, is used.
+TEST(IndexSidecar, SidecarsNotBelievedAreNeverReadAndTheFileIndexed) {
+  TempDir dir;
+  const Bytes plain = text_bytes(400000, 74);
+  const fs::path srcdir = dir.path() / "src";
+  fs::create_directories(srcdir);
+  const fs::path src = dir.write("src/f.bz2", libbz2_compress(plain, 1));
+  const fs::path side = src.string() + index::kSidecarSuffix;
+  index::IndexStore elsewhere((dir.path() / "elsewhere").string());
+  const engine::IndexStatus good = obtain_guarded(src.string(), elsewhere, 1);
+  ASSERT_TRUE(good.ready());
+  const fs::path good_copy = dir.path() / "good.mibz2idx";
+  write_sidecar(dir.path() / "good", *good.index);
+  const bool root = geteuid() == 0;
+
+  struct Case {
+    std::string what;
+    std::function<void()> make;
+    std::string reason;  // "" for the sidecar believed
+  };
+  const std::vector<Case> cases = {
+      {"believed: mine, 0644, in my 0755 directory", [&] { write_sidecar(src, *good.index); }, ""},
+      {"group-writable",
+       [&] {
+         write_sidecar(src, *good.index);
+         ASSERT_EQ(chmod(side.c_str(), 0664), 0);
+       },
+       "writable by group or others (mode 0664)"},
+      {"in a directory others can write, not sticky",
+       [&] {
+         write_sidecar(src, *good.index);
+         ASSERT_EQ(chmod(srcdir.c_str(), 0777), 0);
+       },
+       "its directory is writable by group or others"},
+      {"believed: in a sticky directory others can write", [&] {
+         write_sidecar(src, *good.index);
+         ASSERT_EQ(chmod(srcdir.c_str(), 01777), 0);
+       },
+       ""},
+      {"a symlink to a believable index", [&] { fs::create_symlink(good_copy, side); }, "cannot open"},
+  };
+  std::vector<Case> all = cases;
+  if (root)
+    all.push_back({"another user's",
+                   [&] {
+                     write_sidecar(src, *good.index);
+                     ASSERT_EQ(chown(side.c_str(), 65534, 65534), 0);
+                   },
+                   "owned by uid 65534"});
+  for (const Case& c : all) {
+    SCOPED_TRACE(c.what);
+    fs::remove_all(side);
+    ASSERT_EQ(chmod(srcdir.c_str(), 0755), 0);
+    c.make();
+    LogCapture log;
+    index::IndexStore empty((dir.path() / ("trust-idx-" + std::to_string(&c - all.data()))).string());
+    engine::Engine engine(Rig::options());
+    Catalog catalog(engine, empty);
+    for (int load = 0; load < 2; ++load) {  // a second entry for the same file loads again
+      const engine::FileRef f = catalog.add(src.string());
+      ASSERT_TRUE(catalog.wait(f));
+      const engine::IndexStatus got = catalog.status(f);
+      ASSERT_TRUE(got.ready()) << got.error;
+      EXPECT_TRUE(same_index(*got.index, *good.index));
+      if (c.reason.empty()) {
+        EXPECT_TRUE(got.origin.sidecar) << got.origin.not_loaded_reason;
+        continue;
+      }
+      EXPECT_FALSE(got.origin.sidecar);
+      EXPECT_NE(got.origin.not_loaded_reason.find(c.reason), std::string::npos) << got.origin.not_loaded_reason;
+      fs::remove_all(empty.dir());  // so that the second entry looks for the sidecar again
+    }
+    if (c.reason.empty() || c.reason == "cannot open") continue;
+    EXPECT_EQ(log.count("is not believed"), 1u) << "logged once per file and reason:\n" << log.all();
+    EXPECT_EQ(log.count(c.reason), 1u) << log.all();
+  }
+  ASSERT_EQ(chmod(srcdir.c_str(), 0755), 0);
   fs::remove_all(side);
 }
 

@@ -40,6 +40,13 @@ uint64_t get64(const Bytes& b, size_t off) {
   return v;
 }
 
+// The index files in `dir`.
+size_t count_idx(const fs::path& dir) {
+  size_t n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) n += e.path().extension() == ".idx";
+  return n;
+}
+
 // Recomputes the checksum (FORMAT.md: XXH3-64 of bytes [0, 120) and of the records), so that a
 // test reaches the check after it.
 void fix_checksum(Bytes& b) {
@@ -449,6 +456,86 @@ TEST(IndexStore, UnwritableDirectoryMakesTheStoreReadOnly) {
   const std::string file = dir.write("plain-file", to_bytes("not a directory")).string();
   expect_unwritable(file);
   expect_unwritable(file + "/sub/dir");
+}
+
+// An index file in the store that someone else could have written (index/index_trust.h) is never
+// read, whatever it holds: kUntrusted, and the catalog indexes the file as if there were none and
+// saves the index it builds in its place.
+TEST(IndexStore, IndexFileOthersCouldHaveWrittenIsNotBelieved) {
+  Fixture f(120000);
+  ASSERT_TRUE(f.first.ready());
+  const std::string path = f.first.origin.index_path;
+  std::string reason;
+  ASSERT_EQ(f.load(&reason), Load::kCurrent) << reason;
+  ASSERT_EQ(chmod(path.c_str(), 0664), 0);
+  EXPECT_EQ(f.load(&reason), Load::kUntrusted);
+  EXPECT_NE(reason.find("writable by group or others (mode 0664)"), std::string::npos) << reason;
+  if (geteuid() == 0) {
+    ASSERT_EQ(chmod(path.c_str(), 0644), 0);
+    ASSERT_EQ(chown(path.c_str(), 65534, 65534), 0);
+    EXPECT_EQ(f.load(&reason), Load::kUntrusted);
+    EXPECT_NE(reason.find("owned by uid 65534"), std::string::npos) << reason;
+  }
+  const engine::IndexStatus again = obtain_guarded(f.source, f.store, 1);
+  ASSERT_TRUE(again.ready()) << again.error;
+  EXPECT_TRUE(again.origin.built) << "an index not believed was used";
+  EXPECT_NE(again.origin.not_loaded_reason.find("is not believed"), std::string::npos) << again.origin.not_loaded_reason;
+  EXPECT_TRUE(again.origin.saved) << again.origin.save_error;
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, geteuid()) << "the index built is saved in place of the one not believed";
+  EXPECT_EQ(f.load(&reason), Load::kCurrent) << reason;
+}
+
+// The directory part of the rule is checked once, when the store is made: a directory others can
+// write (not sticky), a regular file or a symlink is not used at all, with one reason.
+TEST(IndexStore, DirectoryNotFitForIndexesIsRefusedOnce) {
+  TempDir tmp;
+  const fs::path d = tmp.path() / "shared";
+  fs::create_directories(d);
+  ASSERT_EQ(chmod(d.c_str(), 0777), 0);
+  {
+    IndexStore store(d.string());
+    EXPECT_EQ(store.dir(), "");
+    EXPECT_NE(store.problem().find("refused as index directory"), std::string::npos) << store.problem();
+    EXPECT_NE(store.problem().find("mode 0777"), std::string::npos) << store.problem();
+  }
+  ASSERT_EQ(chmod(d.c_str(), 01777), 0);
+  EXPECT_EQ(IndexStore(d.string()).dir(), d.string()) << "a sticky directory is fit";
+  ASSERT_EQ(chmod(d.c_str(), 0755), 0);
+  EXPECT_EQ(IndexStore(d.string()).dir(), d.string());
+
+  const fs::path file = tmp.write("a-file", to_bytes("not a directory"));
+  IndexStore in_file(file.string());
+  EXPECT_EQ(in_file.dir(), "");
+  EXPECT_NE(in_file.problem().find("is not a directory"), std::string::npos) << in_file.problem();
+
+  const fs::path link = tmp.path() / "link";
+  fs::create_directory_symlink(d, link);
+  IndexStore via_link(link.string());
+  EXPECT_EQ(via_link.dir(), "");
+  EXPECT_NE(via_link.problem().find("is a symlink"), std::string::npos) << via_link.problem();
+}
+
+// The directory is held from the moment it is opened: its path replaced by a symlink to another
+// directory changes nothing, indexes are saved into and loaded from the directory first opened.
+TEST(IndexStore, DirectoryIsHeldNotItsPath) {
+  Fixture f(120000);
+  ASSERT_TRUE(f.first.origin.saved);
+  const fs::path held = f.store.dir(), moved = f.dir.path() / "moved", other = f.dir.path() / "other";
+  fs::rename(held, moved);
+  fs::create_directories(other);
+  fs::create_directory_symlink(other, held);
+  std::string reason;
+  EXPECT_EQ(f.load(&reason), Load::kCurrent) << "not loaded from the directory opened: " << reason;
+
+  const Bytes plain2 = mixed_bytes(90000, 7);
+  const std::string source2 = f.dir.write("second.bz2", libbz2_compress(plain2, 1)).string();
+  const engine::IndexStatus second = obtain_guarded(source2, f.store, 1);
+  ASSERT_TRUE(second.ready());
+  EXPECT_TRUE(second.origin.saved) << second.origin.save_error;
+  EXPECT_EQ(count_idx(moved), 2u) << "saved elsewhere than in the directory opened";
+  EXPECT_EQ(count_idx(other), 0u) << "saved through the symlink";
 }
 
 TEST(IndexStore, SameBasenameInDifferentDirectoriesGetsDifferentIndexes) {

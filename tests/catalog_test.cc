@@ -349,7 +349,9 @@ TEST(CatalogConcurrent, OpensRacingForAFileShareOneReader) {
       return plain.open(file, st);
     }
     int stat(const engine::CatalogFile& file, struct stat* st) const override { return plain.stat(file, st); }
-    int open_sidecar(const engine::CatalogFile& file) const override { return plain.open_sidecar(file); }
+    int open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const override {
+      return plain.open_sidecar(file, dir_st);
+    }
   } access;
   TempDir dir;
   index::IndexStore store{(dir.path() / "idx").string()};

@@ -240,8 +240,15 @@ bool Catalog::load_stored(const FileRef& file) {
   IndexOrigin origin;
   origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(id);
   std::vector<std::string> not_used;  // why stored indexes were not used, for the build's origin
+  std::string untrusted;              // those not believed (index_trust.h): logged once, not each load
   index::BlockIndex loaded;
   std::string reason;
+  auto not_used_because = [&](index::Load got) {
+    if (got != index::Load::kUntrusted) return not_used.push_back(reason);
+    if (reported_untrusted_.first(file->path() + '\n' + reason))
+      spdlog::warn("{}: index file not used, the file is indexed as if there were none: {}", file->path(), reason);
+    untrusted += (untrusted.empty() ? "" : "; ") + reason;
+  };
   // A stored index is used: counted (CatalogSummary::loaded), then the file is ready.
   auto use = [&](IndexOrigin used) {
     {
@@ -261,13 +268,14 @@ bool Catalog::load_stored(const FileRef& file) {
   if (got == index::Load::kSameContent && accept_same_content(*file, source, id, &loaded, &origin, &reason)) {
     return use(std::move(origin));
   }
-  if (got != index::Load::kMissing) not_used.push_back(reason);
+  if (got != index::Load::kMissing) not_used_because(got);
 
   // A sidecar published with the source, read only. Whatever its mtime and inode say, it is
   // checked against a sample of the source's blocks: it comes from elsewhere.
   const std::string sidecar = file->path() + index::kSidecarSuffix;
-  if (const int sfd = access_.open_sidecar(*file); sfd >= 0) {
-    const index::Load side = index::read_index_file(sfd, sidecar, id, &loaded, &reason);
+  struct stat sidecar_dir;
+  if (const int sfd = access_.open_sidecar(*file, &sidecar_dir); sfd >= 0) {
+    const index::Load side = index::read_index_file(sfd, sidecar_dir, sidecar, id, &loaded, &reason);
     close(sfd);
     if (side == index::Load::kCurrent || side == index::Load::kSameContent) {
       IndexOrigin from_sidecar;
@@ -277,7 +285,7 @@ bool Catalog::load_stored(const FileRef& file) {
         return use(std::move(from_sidecar));
       }
     }
-    not_used.push_back(reason);
+    not_used_because(side);
   } else if (sfd != -ENOENT) {
     not_used.push_back("cannot open " + sidecar + ": " + std::strerror(-sfd));
   }
@@ -285,6 +293,7 @@ bool Catalog::load_stored(const FileRef& file) {
   std::string why;
   for (const std::string& r : not_used) why += (why.empty() ? "" : "; ") + r;
   if (!why.empty()) spdlog::warn("{}: stored index not used, rebuilding: {}", file->path(), why);
+  if (!untrusted.empty()) why += (why.empty() ? "" : "; ") + untrusted;
   std::lock_guard lk(file->mu_);
   file->not_loaded_reason_ = std::move(why);
   return false;
@@ -621,6 +630,7 @@ void Catalog::distrust(const FileRef& file, uint64_t file_id, const std::string&
   spdlog::warn("{}: its index does not match the source ({}); reads of it fail until it is indexed again",
                file->path(), what);
   engine_.forget(file_id);
+  if (distrust_listener_) distrust_listener_(file);
 }
 
 // --- builds ---
@@ -903,7 +913,8 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
       std::lock_guard lk(file->mu_);
       origin.not_loaded_reason = std::move(file->not_loaded_reason_);
     }
-    if (!origin.saved) {
+    // Without a directory at all, whoever made the store said so already (the mount, at start).
+    if (!origin.saved && !store_.dir().empty()) {
       std::lock_guard lk(mu_);
       if (!std::exchange(warned_unsaved_, true))
         spdlog::warn("index not saved ({}); indexes are kept in memory only", origin.save_error);

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "base/report_once.h"
 #include "engine/engine.h"
 #include "engine/source_access.h"
 #include "index/block_index.h"
@@ -232,6 +233,14 @@ class Catalog {
   // Files queued or building (for the logs).
   size_t pending() const;
 
+  // Called once each time an index the catalog handed out is found not to describe its file (a
+  // Reader met a block that does not match its record): whoever showed the file from that index
+  // (the mount: the kernel's pages and attributes) drops what it showed. It runs on the thread
+  // that found the mismatch, a decoder thread, while a read of the file may wait for its reply: it
+  // must not wait for anything (the mount queues its notifications, fs/kernel_notifier.h). Set
+  // before the first open.
+  void set_distrust_listener(std::function<void(const FileRef&)> listener) { distrust_listener_ = std::move(listener); }
+
   // Test hook (mibz2fs's MIBZ2FS_TEST_HOLD_BUILDS): while `held` returns true, every build stays at
   // its start (building 0%) and the queue behind it waits; its jobs step aside every few ms so that
   // reads still run. Set before the first build.
@@ -307,6 +316,8 @@ class Catalog {
   uint64_t built_ = 0, loaded_ = 0, failures_ = 0, bytes_indexed_ = 0;  // CatalogSummary's counters
 
   std::function<bool()> hold_;       // test hook: builds wait while it returns true
+  std::function<void(const FileRef&)> distrust_listener_;  // set_distrust_listener
+  ReportOnce reported_untrusted_;    // index files not believed, logged once each (load_stored)
 };
 
 }  // namespace mibz2::engine

@@ -74,6 +74,8 @@ struct Reader::PendingRead {
   void arrived() {
     if (missing.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     std::vector<Slice> slices;
+    // A mismatch found while this read waited (in one of its blocks or any other) ends it too.
+    if (reader->distrusted()) fail(EIO);
     if (const int e = error.load(std::memory_order_relaxed)) {
       done(-e, slices);
       return;
@@ -98,6 +100,7 @@ void Reader::read_async(uint64_t offset, size_t length, ReadDone done) {
   add(st.reads);
   std::vector<Slice> none;
   const index::BlockIndex& idx = *index_;
+  if (distrusted()) return done(-EIO, none);
   if (offset >= idx.decompressed_size || length == 0) return done(0, none);
   uint64_t end = offset + std::min<uint64_t>(length, idx.decompressed_size - offset);
   const uint64_t first = idx.block_at(offset);
@@ -354,6 +357,7 @@ Reader::Outcome Reader::decode(uint64_t block, WorkerContext& ctx) {
 }
 
 Reader::Outcome Reader::mismatch(uint64_t block, const std::string& why) {
+  distrusted_.store(true, std::memory_order_release);
   add(engine_.stats().decode_errors);
   const std::string what = index::describe_block(*index_, block) + ": " + why;
   // The handler (the Catalog) says it once per index, with what was found; without one, say it

@@ -72,9 +72,15 @@ class Reader : public std::enable_shared_from_this<Reader> {
   uint64_t file_id() const { return file_id_; }
 
   // Called (on a decoder thread) when a block does not match its index record: the index belongs
-  // to another file or the source changed in place. `what` names the block and what was found.
-  // Set once, before the Reader is shared; the handler reports it (the Reader then logs nothing).
+  // to another file, was crafted, or the source changed in place. `what` names the block and what
+  // was found. Set once, before the Reader is shared; the handler reports it (the Reader then logs
+  // nothing).
   void set_mismatch_handler(std::function<void(const std::string& what)> handler) { on_mismatch_ = std::move(handler); }
+  // Whether a block was found not to match the index: from then on every read fails with EIO. An
+  // index that is wrong in one place may be wrong anywhere (a crafted one shifts blocks whose own
+  // records match), so nothing more is served from it: the blocks that matched their records may
+  // sit at the wrong offsets.
+  bool distrusted() const { return distrusted_.load(std::memory_order_acquire); }
 
   // For tests of the hit path: the lock the slow path takes.
   std::mutex& inflight_mutex_for_testing() { return inflight_mu_; }
@@ -122,6 +128,7 @@ class Reader : public std::enable_shared_from_this<Reader> {
   const std::shared_ptr<const index::BlockIndex> index_;
   const index::FdBytes source_;  // fd_, read by position up to the size the index describes
   std::function<void(const std::string& what)> on_mismatch_;
+  std::atomic<bool> distrusted_{false};  // distrusted(): set once, never cleared
 
   // Lock order (each line: held while taking the next ones, never the reverse):
   //   inflight_mu_  ->  a BlockCache shard mutex (the re-check under the slow path)

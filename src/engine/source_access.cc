@@ -17,9 +17,16 @@ int PlainSourceAccess::open(const CatalogFile& file, struct stat* st) const {
   return io::open_regular(file.path().c_str(), st);
 }
 
-int PlainSourceAccess::open_sidecar(const CatalogFile& file) const {
+int PlainSourceAccess::open_sidecar(const CatalogFile& file, struct stat* dir_st) const {
+  const std::string path = file.path() + index::kSidecarSuffix;
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const int dfd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return -errno;
   struct stat st;
-  return sidecar_open_result(io::open_regular((file.path() + index::kSidecarSuffix).c_str(), &st));
+  const int fd = io::open_regular_in(dfd, path.c_str() + (slash == std::string::npos ? 0 : slash + 1), &st, dir_st);
+  close(dfd);
+  return sidecar_open_result(fd);
 }
 
 int PlainSourceAccess::stat(const CatalogFile& file, struct stat* st) const {

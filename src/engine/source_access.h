@@ -21,9 +21,11 @@ class SourceAccess {
   // The source's attributes, without opening it or following a final symlink. 0 or an errno value.
   virtual int stat(const CatalogFile& file, struct stat* st) const = 0;
   // Opens the file's sidecar index (its path + index::kSidecarSuffix) read-only, the same way as
-  // the source: returns the descriptor, or -errno (-ENOENT when there is none, also when its name
-  // would be too long to exist: sidecar_open_result).
-  virtual int open_sidecar(const CatalogFile& file) const = 0;
+  // the source but never through a symlink as its last component, as a name in its directory:
+  // returns the descriptor, or -errno (-ENOENT when there is none, also when its name would be too
+  // long to exist: sidecar_open_result), and fills *dir_st with fstat of the directory descriptor
+  // it was opened beneath (for the trust rule, index/index_trust.h).
+  virtual int open_sidecar(const CatalogFile& file, struct stat* dir_st) const = 0;
 };
 
 // What an open of a sidecar returned, as open_sidecar returns it. A sidecar's name is its source's
@@ -37,7 +39,7 @@ class PlainSourceAccess final : public SourceAccess {
  public:
   int open(const CatalogFile& file, struct stat* st) const override;
   int stat(const CatalogFile& file, struct stat* st) const override;
-  int open_sidecar(const CatalogFile& file) const override;
+  int open_sidecar(const CatalogFile& file, struct stat* dir_st) const override;
 };
 
 }  // namespace mibz2::engine

@@ -20,11 +20,11 @@ int BeneathAccess::open(const engine::CatalogFile& file, struct stat* st) const 
   return fd;
 }
 
-int BeneathAccess::open_sidecar(const engine::CatalogFile& file) const {
+int BeneathAccess::open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const {
   const auto rel = root_.relative(file.path());
   if (!rel) return -ENOENT;
   struct stat st;
-  return engine::sidecar_open_result(root_.open(*rel + index::kSidecarSuffix, io::SourceRoot::Kind::kRegular, &st));
+  return engine::sidecar_open_result(root_.open_in_dir(*rel + index::kSidecarSuffix, &st, dir_st));
 }
 
 int BeneathAccess::stat(const engine::CatalogFile& file, struct stat* st) const {

@@ -14,7 +14,7 @@ class BeneathAccess final : public engine::SourceAccess {
   int open(const engine::CatalogFile& file, struct stat* st) const override;
   int stat(const engine::CatalogFile& file, struct stat* st) const override;
   // The sidecar beneath SOURCE like any other file there (no symlink, a regular file only).
-  int open_sidecar(const engine::CatalogFile& file) const override;
+  int open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const override;
 
  private:
   const io::SourceRoot& root_;

@@ -118,10 +118,12 @@ Filesystem::Filesystem(const FilesystemOptions& options)
     spdlog::warn("test hook: index builds are held while {} exists", hold);
     catalog_->hold_builds_while([path = std::string(hold)] { return ::access(path.c_str(), F_OK) == 0; });
   }
+  catalog_->set_distrust_listener([this](const engine::FileRef& file) { retire(file); });
   watcher_ = std::thread([this] { guard_thread("session watcher", [this] { watch_session(); }); });
 }
 
 Filesystem::~Filesystem() {
+  notifier_.stop();
   {
     std::lock_guard lk(watch_mu_);
     stopping_ = true;
@@ -137,6 +139,26 @@ Filesystem::~Filesystem() {
                catalog_->summary().counters());
   catalog_.reset();
   engine_.reset();
+}
+
+void Filesystem::set_session(fuse_session* se) {
+  session_ = se;
+  notifier_.start(se);
+}
+
+// A new number for the path (so a new page cache and attributes in the kernel, filled from the
+// index built again), and the old inode's pages, attributes and name dropped: no byte or size of
+// the distrusted index survives in the kernel. Descriptors open on the old node get EIO from its
+// Reader (Reader::distrusted), or ESTALE where the kernel asks for the old node's attributes first.
+void Filesystem::retire(const engine::FileRef& file) {
+  try {
+    const std::optional<InodeTable::Retired> r = inodes_.retire(file);
+    if (!r) return;
+    notifier_.invalidate_inode(r->ino);
+    if (r->parent) notifier_.invalidate_entry(r->parent, r->name);
+  } catch (const std::exception& e) {  // out of memory: the old node still answers ESTALE
+    spdlog::error("{}: cannot retire its node: {}", file->path(), e.what());
+  }
 }
 
 void Filesystem::start_tree_walk() {
@@ -169,10 +191,11 @@ int Filesystem::current(const Node& node, struct stat* st) const {
   return stands_for(node, *st) ? 0 : ESTALE;
 }
 
-// The path holds another file than the one the kernel asked about, or another content of it: the
-// kernel must look the name up again (and gets a new node, with a page cache of its own).
+// The path holds another file than the one the kernel asked about, or another content of it, or the
+// node was retired: the kernel must look the name up again (and gets a new node, with a page cache
+// of its own).
 bool Filesystem::stands_for(const Node& node, const struct stat& st) {
-  return bound_stamp(node.kind, SourceStamp::of(st)) == node.stamp;
+  return !node.retired && bound_stamp(node.kind, SourceStamp::of(st)) == node.stamp;
 }
 
 // Whether an index describes the content a node stands for (its size, mtime and inode; the

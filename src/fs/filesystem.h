@@ -21,6 +21,7 @@
 #include "engine/reader.h"
 #include "fs/inode_table.h"
 #include "fs/beneath_access.h"
+#include "fs/kernel_notifier.h"
 #include "io/source_root.h"
 #include "index/index_store.h"
 
@@ -47,7 +48,10 @@ class Filesystem {
 
   // Walks the tree in the background and queues every compressed file for indexing.
   void start_tree_walk();
-  void set_session(fuse_session* se) { session_ = se; }  // before the loop starts
+  void set_session(fuse_session* se);  // before the loop starts
+  // The session loop returned: nothing more is sent to the kernel (call before
+  // fuse_session_unmount closes the session's descriptor).
+  void end_session() { notifier_.stop(); }
 
   // --- operations (public for the C callbacks) ---
   void init(fuse_conn_info* conn);
@@ -100,6 +104,9 @@ class Filesystem {
   void track(FileHandle* h, bool open);
   void track(DirHandle* h, bool open);
   void watch_session();  // releases index waiters when the session ends
+  // The catalog found that the index `file` was shown from does not describe it: its node is
+  // retired and the kernel told to drop what it cached from that index (never waits).
+  void retire(const engine::FileRef& file);
 
   FilesystemOptions options_;
   io::SourceRoot root_;        // SOURCE: everything under it is reached through this
@@ -109,6 +116,7 @@ class Filesystem {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<engine::Catalog> catalog_;  // every decompressed file's index life
   InodeTable inodes_;
+  KernelNotifier notifier_;  // started by set_session, stopped by end_session or the destructor
   std::atomic<fuse_session*> session_{nullptr};  // set by main after the notifier started
   std::thread walker_;
   std::atomic<bool> stopping_{false};

@@ -26,7 +26,7 @@ NodeRef InodeTable::get_or_create_locked(const std::string& rel, NodeKind kind, 
   if (auto it = by_rel_.find(rel); it != by_rel_.end()) {
     const auto old = by_ino_.find(it->second);
     const NodeRef was = old->second;
-    if (was->kind == kind && was->stamp == stamp) return was;
+    if (was->kind == kind && was->stamp == stamp && !was->retired) return was;
     // The path now holds something else, or the same file with another content: it gets a new
     // node, so that every node's kind, stamp and catalog entry stay fixed for its life and need no
     // lock to read, and the kernel never keeps one page cache for two contents.
@@ -83,9 +83,29 @@ fuse_ino_t InodeTable::number_of(const std::string& rel, NodeKind kind, const So
   std::lock_guard lk(mu_);
   if (auto it = by_rel_.find(rel); it != by_rel_.end()) {
     const Node& n = *by_ino_.at(it->second);
-    if (n.kind == kind && n.stamp.same_file(listed)) return n.ino;
+    if (n.kind == kind && n.stamp.same_file(listed) && !n.retired) return n.ino;
   }
   return get_or_create_locked(rel, kind, listed, &dropped)->ino;
+}
+
+std::optional<InodeTable::Retired> InodeTable::retire(const engine::FileRef& file) {
+  const std::optional<std::string> rel = root_.relative(file->path());
+  if (!rel) return std::nullopt;
+  const size_t slash = rel->rfind('/');
+  const std::string dir = slash == std::string::npos ? std::string() : rel->substr(0, slash);
+  std::optional<std::string> shown = decompressed_name(slash == std::string::npos ? *rel : rel->substr(slash + 1));
+  std::lock_guard lk(mu_);
+  const auto it = by_rel_.find(*rel);
+  if (it == by_rel_.end()) return std::nullopt;
+  Node& n = *by_ino_.at(it->second);
+  if (n.kind != NodeKind::kDecompressed || n.file != file || n.retired.exchange(true)) return std::nullopt;
+  Retired r;
+  r.ino = n.ino;
+  if (const auto d = by_rel_.find(dir); d != by_rel_.end() && shown) {
+    r.parent = d->second;
+    r.name = std::move(*shown);
+  }
+  return r;
 }
 
 void InodeTable::forget(fuse_ino_t ino, uint64_t count) {

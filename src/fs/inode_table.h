@@ -14,14 +14,21 @@
 // nodes for what the kernel still knows, not for everything it ever saw. Nodes made without a
 // lookup (the tree walk, plain readdir) stay until a lookup and its forget, or until a newer node
 // takes their path.
+//
+// A decompressed file's node is also replaced when the index it was shown from is found not to
+// describe the file (retire()): the node is retired, answers ESTALE as a stale node does, and its
+// path gets a new node (a new number, so a new page cache and new attributes in the kernel) at
+// the next lookup, shown from the index built again.
 #pragma once
 
 #include <fuse_lowlevel.h>
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -51,6 +58,7 @@ struct Node {
   uint64_t lookups = 0;                     // guarded by the table's lock
   engine::FileRef file;                     // kDecompressed only: its entry in the catalog (shared
                                             // by the nodes of one source file's successive contents)
+  std::atomic<bool> retired{false};         // InodeTable::retire(): set once, never cleared
 
   // Directories: the mirrored listing, rebuilt when the source directory changed (listing_stamp.h).
   std::mutex listing_mu;  // a leaf lock, never held while a directory is read
@@ -77,6 +85,18 @@ class InodeTable {
   // The number of the path's current node if it stands for this file (whatever its content now),
   // else of a node made for it: a listing's inode numbers, which bind nothing.
   fuse_ino_t number_of(const std::string& rel, NodeKind kind, const SourceStamp& listed);
+  // What the kernel must drop of a retired node: its pages and attributes (ino) and the name it
+  // has in its directory (`name` in `parent`; parent 0 when the table holds no node for the
+  // directory, then the kernel has no entry for it either).
+  struct Retired {
+    fuse_ino_t ino = 0;
+    fuse_ino_t parent = 0;
+    std::string name;
+  };
+  // The index `file` was shown from was found not to describe it: the node its path holds for
+  // `file` now, if any, is retired (see the top of this file). Returns what the kernel must drop,
+  // or nullopt (no such node, or retired already).
+  std::optional<Retired> retire(const engine::FileRef& file);
   // The kernel forgets `count` lookups of `ino` (or a lookup never reached it); at zero the node
   // leaves the table. The root is never dropped.
   void forget(fuse_ino_t ino, uint64_t count);

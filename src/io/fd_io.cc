@@ -23,8 +23,10 @@ int write_all(int fd, const void* data, size_t size) {
   return 0;
 }
 
-int open_regular(const char* path, struct stat* st) {
-  const int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+namespace {
+
+// A descriptor just opened, if it is a regular file (*st filled); else closed, and -errno.
+int regular_only(int fd, struct stat* st) {
   if (fd < 0) return -note_open_errno(errno);
   int err = 0;
   if (fstat(fd, st) != 0) err = errno;
@@ -34,6 +36,17 @@ int open_regular(const char* path, struct stat* st) {
     return -err;
   }
   return fd;
+}
+
+}  // namespace
+
+int open_regular(const char* path, struct stat* st) {
+  return regular_only(::open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), st);
+}
+
+int open_regular_in(int dir_fd, const char* name, struct stat* st, struct stat* dir_st) {
+  if (fstat(dir_fd, dir_st) != 0) return -errno;
+  return regular_only(::openat(dir_fd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC), st);
 }
 
 ssize_t pread_full(int fd, void* data, size_t size, uint64_t offset) {

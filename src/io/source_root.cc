@@ -13,6 +13,8 @@
 #include <climits>
 #include <vector>
 
+#include "io/fd_io.h"
+
 namespace mibz2::io {
 namespace {
 
@@ -132,6 +134,15 @@ int SourceRoot::open_parent(const std::string& rel, std::string* name) const {
   if (name->empty() || *name == "." || *name == "..") return -EINVAL;
   return open_beneath(slash == std::string::npos ? std::string() : rel.substr(0, slash),
                       O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+int SourceRoot::open_in_dir(const std::string& rel, struct stat* st, struct stat* dir_st) const {
+  std::string name;
+  const int dir = open_parent(rel, &name);
+  if (dir < 0) return dir;
+  const int fd = open_regular_in(dir, name.c_str(), st, dir_st);
+  close(dir);
+  return fd;
 }
 
 int SourceRoot::lstat(const std::string& rel, struct stat* st) const {

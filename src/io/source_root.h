@@ -40,6 +40,11 @@ class SourceRoot {
   // descriptor, or -errno: ELOOP/ENOTDIR for a symlink on the way, EXDEV or EINVAL for a path that
   // would leave SOURCE, ENOENT, and EISDIR/ENOTDIR/EINVAL when it is not the kind asked for.
   int open(const std::string& rel, Kind kind, struct stat* st) const;
+  // Opens `rel` as a regular file the same way, reached as a name in its directory (opened first,
+  // beneath SOURCE), and fills *dir_st with that directory's attributes (fstat of the descriptor
+  // it was opened beneath): for files whose trust depends on who can write where they are
+  // (index/index_trust.h). Returns the descriptor or -errno, as open() does.
+  int open_in_dir(const std::string& rel, struct stat* st, struct stat* dir_st) const;
   // lstat of `rel`: its last component is not followed; the directories on the way are reached as
   // open() reaches them. Returns 0 or an errno value.
   int lstat(const std::string& rel, struct stat* st) const;

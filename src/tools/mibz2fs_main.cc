@@ -220,6 +220,7 @@ int main(int argc, char** argv) {
         }
         // 0: unmounted (fusermount3 -u); > 0: the signal (SIGINT, SIGTERM, SIGHUP) that ended it.
         status = rc >= 0 ? 0 : 1;
+        fs->end_session();
       }
       fuse_session_unmount(se);
     }
