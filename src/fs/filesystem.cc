@@ -23,6 +23,7 @@
 #include "fs/source_tree.h"
 #include "engine/reader.h"
 #include "fs/fuse_session_settings.h"
+#include "io/fd_io.h"
 
 namespace mibz2::fs {
 namespace {
