@@ -11,6 +11,10 @@
 
 namespace mibz2::engine {
 
+std::unique_ptr<index::SourceBytes> SourceAccess::bytes(int fd, uint64_t size) const {
+  return std::make_unique<index::FdBytes>(fd, size);
+}
+
 int PlainSourceAccess::open(const CatalogFile& file, struct stat* st) const {
   return io::open_regular(file.path().c_str(), st);
 }

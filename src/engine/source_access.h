@@ -1,4 +1,4 @@
-// How the Catalog reaches a compressed file's source: the only three things it ever does to one.
+// How the Catalog reaches a compressed file's source: the only four things it ever does to one.
 // The mount gives it an access that opens beneath SOURCE and checks the file is the one its node
 // stands for (src/fs); the programs, which open the paths their user named, the plain one here.
 #pragma once
@@ -6,7 +6,10 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include "index/source_bytes.h"
 
 namespace mibz2::engine {
 
@@ -23,6 +26,10 @@ class SourceAccess {
   // Opens the file's sidecar index (its path + index::kSidecarSuffix) read-only, the same way as
   // the source: returns the descriptor, or -errno (-ENOENT when there is none).
   virtual int open_sidecar(const CatalogFile& file) const = 0;
+  // The bytes of a source open() opened (`fd`, not owned, of `size` bytes), as the catalog reads
+  // them to build or validate its index: index::FdBytes (pread, read errors carried as errors).
+  // A test may put faults in between.
+  virtual std::unique_ptr<index::SourceBytes> bytes(int fd, uint64_t size) const;
 };
 
 // For paths a user named on a command line: symlinks followed, as any program follows them.
