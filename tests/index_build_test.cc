@@ -420,7 +420,7 @@ const Faultable& faultable() {
 TEST(IndexBuilder, AReadErrorFailsTheBuildWithItsErrnoNeverATruncation) {
   const Faultable& f = faultable();
   ASSERT_TRUE(f.whole.ok) << f.whole.error;
-  ASSERT_GT(f.whole.index.blocks.size(), 8u);
+  ASSERT_GE(f.whole.index.blocks.size(), 4u) << "meant to have several blocks";
   const uint64_t size = f.file.size();
   for (const uint64_t at : {uint64_t{0}, size / 3, size / 2, size - 1}) {
     for (const unsigned threads : {1u, 2u}) {
