@@ -96,8 +96,8 @@ SourceRead PipeBytes::read_at(uint64_t offset, size_t len, uint8_t* out) const {
     if (reading_) more_.wait(lk);
     else read_more(lk, need);
   }
-  if (offset < base_) return SourceRead::failure(EINVAL, offset);  // released
-  if (end_ < need && error_) return SourceRead::failure(error_, end_);
+  if (offset < base_) return SourceRead::failure(EINVAL, offset, len);  // released
+  if (end_ < need && error_) return SourceRead::failure(error_, end_, static_cast<size_t>(need - end_));
   if (offset >= end_) return {};
   size_t n = static_cast<size_t>(std::min<uint64_t>(len, end_ - offset));
   const size_t total = n;

@@ -24,13 +24,14 @@ namespace mibz2::index {
 
 // What one read of a source gave: a count of bytes, or the errno of a read that failed.
 struct [[nodiscard]] SourceRead {
-  size_t count = 0;  // bytes read: fewer than asked only where the source ends (it shrank)
-  int error = 0;     // the errno of a read that failed (count is then 0), or 0
-  uint64_t at = 0;   // a failed read: the byte offset of the request that failed
+  size_t count = 0;   // bytes read: fewer than asked only where the source ends (it shrank)
+  int error = 0;      // the errno of a read that failed (count is then 0), or 0
+  uint64_t at = 0;    // a failed read: the byte offset of the request that failed (the bad bytes
+  size_t length = 0;  // are somewhere in its `length` bytes: a file system fails a whole request)
 
   bool failed() const { return error != 0; }
-  static SourceRead failure(int error, uint64_t at) { return {0, error, at}; }
-  // "read error at byte 3600000: Input/output error (EIO)".
+  static SourceRead failure(int error, uint64_t at, size_t length) { return {0, error, at, length}; }
+  // "read error at byte 2097148 (a read of 1048596 bytes): Input/output error (EIO)".
   std::string describe() const;
 };
 

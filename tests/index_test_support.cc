@@ -131,7 +131,7 @@ index::SourceRead FaultyBytes::read_at(uint64_t offset, size_t len, uint8_t* out
   const bool on = !fault_on_ || fault_on_->load();
   if (on && offset < to_ && offset + len > from_) {
     failed_.fetch_add(1);
-    return index::SourceRead::failure(error_, offset);  // the whole request fails, as a file system's does
+    return index::SourceRead::failure(error_, offset, len);  // the whole request fails, as a file system's does
   }
   return inner_->read(offset, len, out);
 }
