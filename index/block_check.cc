@@ -1,7 +1,5 @@
 #include "index/block_check.h"
 
-#include <cstring>
-
 #include "bz2/block_scanner.h"
 #include "bz2/errors.h"
 #include "bz2/stream_parser.h"
@@ -9,7 +7,7 @@
 namespace mibz2::index {
 namespace {
 
-BlockCheck mismatch(std::string why) { return {BlockCheck::kMismatch, std::move(why)}; }
+BlockCheck mismatch(std::string why) { return {BlockCheck::kMismatch, std::move(why), {}}; }
 
 }  // namespace
 
@@ -27,10 +25,9 @@ BlockCheck check_block(const BlockIndex& idx, size_t block, const SourceBytes& s
   const uint64_t byte_begin = (r.start_bit() - (after_header ? bz2::kStreamHeaderBits : 0)) / 8;
   const uint64_t byte_end = (r.end_bit() + (before_end ? 48 : 0) + 7) / 8;
   compressed.resize_uninitialized(byte_end - byte_begin);
-  const ssize_t got = source.read(byte_begin, byte_end - byte_begin, compressed.data());
-  if (got != static_cast<ssize_t>(byte_end - byte_begin))
-    return {BlockCheck::kUnreadable, got < 0 ? std::string("cannot read the source: ") + std::strerror(static_cast<int>(-got))
-                                             : "the source file is shorter than its index says (changed?)"};
+  const SourceRead got = source.read(byte_begin, byte_end - byte_begin, compressed.data());
+  if (got.failed()) return {BlockCheck::kReadError, got.describe(), got};
+  if (got.count != byte_end - byte_begin) return mismatch("the source is shorter than its index says (it changed)");
   const std::span<const uint8_t> bytes{compressed.data(), compressed.size()};
   const uint64_t start = r.start_bit() - byte_begin * 8;
   if (after_header) {
@@ -69,7 +66,7 @@ std::vector<size_t> sample_blocks(const BlockIndex& idx, size_t count) {
 std::string describe_check(const BlockIndex& idx, size_t block, const BlockCheck& check) {
   switch (check.kind) {
     case BlockCheck::kOk: return {};
-    case BlockCheck::kUnreadable: return describe_block(idx, block) + ": " + check.why;
+    case BlockCheck::kReadError: return describe_block(idx, block) + ": " + check.why;
     case BlockCheck::kMismatch:
       return describe_block(idx, block) + ": the index does not match the source: " + check.why;
   }

@@ -20,12 +20,15 @@ namespace mibz2::index {
 
 struct BlockCheck {
   enum Kind {
-    kOk,          // `out` holds the block's bytes, exactly as the record says
-    kMismatch,    // the source is not what the index describes (another file, changed in place)
-    kUnreadable,  // the source could not be read (I/O error, or shorter than the index says)
+    kOk,         // `out` holds the block's bytes, exactly as the record says
+    kMismatch,   // the source is not what the index describes (another file, changed in place,
+                 // shorter than the index says)
+    kReadError,  // a read of the source failed (`read` says where and its errno): nothing is
+                 // known of the block, and nothing of the index either; a later read may succeed
   };
   Kind kind = kOk;
-  std::string why;  // kMismatch, kUnreadable
+  std::string why;  // kMismatch, kReadError
+  SourceRead read;  // kReadError
 };
 
 // Decodes block `block` (a record without a damage flag) of `source` into `out` (cleared first),

@@ -135,11 +135,17 @@ IndexBuilder::Step IndexBuilder::scan_locked(std::unique_lock<std::mutex>& lk, b
   bz2::ByteBuffer& buf = scratch;  // what it held is done with: growing it need not copy
   buf.clear();
   buf.resize_uninitialized(end - base);
-  const ssize_t got = source_.read(base, buf.size(), buf.data());
-  buf.resize_uninitialized(got > 0 ? static_cast<size_t>(got) : 0);  // a file that shrank: what is left
+  const SourceRead got = source_.read(base, buf.size(), buf.data());
+  if (got.failed()) {
+    lk.lock();
+    scanning_ = false;
+    fail_read_locked(got);
+    return Step::kWorked;
+  }
+  buf.resize_uninitialized(got.count);  // a file that shrank: what is left
   // Whether the buffer ends where the file ends, so that a short look past a mark means the file
   // really ends there.
-  const bool at_file_end = base + buf.size() >= source_.size() || got < static_cast<ssize_t>(end - base);
+  const bool at_file_end = base + buf.size() >= source_.size() || got.count < end - base;
   const std::span<const uint8_t> bytes(buf.data(), buf.size());
   std::vector<bz2::Mark> marks;
   if ((from - base) * 8 < bytes.size() * 8)
@@ -226,8 +232,12 @@ IndexBuilder::Step IndexBuilder::decode_locked(std::unique_lock<std::mutex>& lk,
     // decodes, not one a thread forever.
     if (scratch.capacity() > kScratchKeptBytes) bz2::ByteBuffer().swap(scratch);
     lk.lock();
-    // The candidate may have been dropped (resolution passed it) while we decoded.
-    if (seq >= front_seq_) {
+    // The candidate may have been dropped (resolution passed it) while we decoded: then its bytes
+    // were not needed, nor does a read of them that failed matter (a pipe's released bytes read
+    // as EINVAL). A candidate still wanted whose bytes could not be read ends the build.
+    if (seq >= front_seq_ && d.read.failed()) {
+      fail_read_locked(d.read);
+    } else if (seq >= front_seq_) {
       Candidate& done = candidates_[seq - front_seq_];
       done.error = d.error;
       done.block = d.result;
@@ -252,10 +262,14 @@ IndexBuilder::Decoded IndexBuilder::decode_candidate(uint64_t bit, uint64_t gues
   Decoded d;
   for (;;) {
     bytes.resize_uninitialized(static_cast<size_t>(std::min<uint64_t>(want, source_.size() - first)));
-    const ssize_t got = source_.read(first, bytes.size(), bytes.data());
-    bytes.resize_uninitialized(got > 0 ? static_cast<size_t>(got) : 0);
+    const SourceRead got = source_.read(first, bytes.size(), bytes.data());
+    if (got.failed()) {
+      d.read = got;
+      return d;
+    }
+    bytes.resize_uninitialized(got.count);
     const std::span<const uint8_t> buf{bytes.data(), bytes.size()};
-    const bool whole_rest = first + buf.size() >= source_.size() || got < static_cast<ssize_t>(want);
+    const bool whole_rest = first + buf.size() >= source_.size() || got.count < want;
     out.clear();
     d.error = decoder.decode(buf, bit % 8, kDecodeLevel, out, d.result);
     // Ran out of bytes we did not read (not out of file): read more and decode again.
@@ -277,8 +291,12 @@ IndexBuilder::Decoded IndexBuilder::decode_candidate(uint64_t bit, uint64_t gues
       m = bz2::read48_at({bytes.data(), bytes.size()}, end_rel);
     } else {
       uint8_t tail[8] = {};
-      const ssize_t n = source_.read(d.result.end_bit / 8, sizeof tail, tail);
-      m = n > 0 ? bz2::read48_at({tail, static_cast<size_t>(n)}, d.result.end_bit % 8) : 0;
+      const SourceRead n = source_.read(d.result.end_bit / 8, sizeof tail, tail);
+      if (n.failed()) {
+        d.read = n;
+        return d;
+      }
+      m = n.count ? bz2::read48_at({tail, n.count}, d.result.end_bit % 8) : 0;
     }
     d.next_is_mark = m == bz2::kBlockMagic || m == bz2::kEndOfStreamMagic;
   }
@@ -325,6 +343,13 @@ void IndexBuilder::end_truncated_locked(uint64_t bit, std::string why) {
   note(std::move(why) + "; a nominal " + std::to_string(nominal_block_size(level_)) +
        " bytes at decompressed offset " + std::to_string(out_offset_) + " read as I/O errors");
   add_block(bit, BlockRecord::kTruncated, nominal_block_size(level_), std::max(bit, size_bits()), 0, nullptr);
+  finish_locked();
+}
+
+void IndexBuilder::fail_read_locked(const SourceRead& failed) {
+  if (phase_ == Phase::kFinished) return;
+  result_.error = failed.describe();
+  result_.read_errno = failed.error;
   finish_locked();
 }
 

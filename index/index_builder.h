@@ -11,6 +11,10 @@
 // stands in the index with a nominal size (its level's block size), marked undecodable; a file cut
 // inside a block ends at its last complete block. The build always finishes and reports all of it.
 //
+// A read of the source that fails is none of these: nothing is known of the bytes it did not read,
+// so the build ends at once, failed, with the read's errno (BuildResult::read_errno) and where it
+// happened. It is never taken for the end of the file (a truncation that would be stored).
+//
 // The builder owns no threads. A driver (engine::Catalog, or a test) calls step() from as many
 // threads as it likes; ready_work() says how many steps could start now, so a driver keeps just
 // that many jobs going and never parks a thread waiting for work. With a ResolvedBlockSink the
@@ -39,8 +43,11 @@
 namespace mibz2::index {
 
 struct BuildResult {
-  bool ok = false;             // false: the file is not usable as bzip2 at all (error says why)
+  bool ok = false;             // false: the file is not usable as bzip2 at all, or could not be read
+                               // (error says why)
   std::string error;
+  int read_errno = 0;          // !ok because a read of the source failed: its errno (nothing is
+                               // known of the file's content then: not a fact to keep)
   BlockIndex index;            // source identity is left for the caller to fill
   std::vector<std::string> notes;  // damage and warnings, one line each, in file order
 };
@@ -122,6 +129,7 @@ class IndexBuilder {
     bz2::BlockResult result;
     uint64_t size = 0;
     bool next_is_mark = false;
+    SourceRead read;  // a read of the block's bytes that failed (nothing else is then set)
   };
   enum class Phase { kStreamStart, kInStream, kResync, kFinished };
 
@@ -150,6 +158,8 @@ class IndexBuilder {
                  bz2::ByteBuffer* bytes);
   void count_damage(const BlockRecord& record);
   void end_truncated_locked(uint64_t bit, std::string why);
+  // A read of the source failed: the build ends, failed, with its errno. Finishes the build.
+  void fail_read_locked(const SourceRead& failed);
   void stream_crc_mismatch_locked(uint32_t stored);
   void finish_locked();
   void note(std::string line) { result_.notes.push_back(std::move(line)); }

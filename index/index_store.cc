@@ -18,6 +18,7 @@
 #include "index/index_dir.h"
 #include "index/index_format.h"
 #include "index/index_trust.h"
+#include "index/source_bytes.h"
 #include "index/xxh3.h"
 #include "io/descriptor_limit.h"
 #include "io/fd_io.h"
@@ -107,7 +108,7 @@ std::string default_index_dir() { return default_index_dir_of_process().dir; }
 bool identify_source(int fd, SourceIdentity* id, std::string* error) {
   struct stat st;
   if (fstat(fd, &st) != 0) {
-    *error = errno_text(errno);
+    *error = "cannot stat: " + errno_words(errno);
     return false;
   }
   *id = SourceIdentity::from_stat(st);
@@ -119,13 +120,14 @@ bool identify_source(int fd, SourceIdentity* id, std::string* error) {
   std::vector<uint8_t> buf(static_cast<size_t>(whole));
   const size_t head = static_cast<size_t>(id->size <= 2 * kFingerprintSpan ? whole : kFingerprintSpan);
   const size_t tail = static_cast<size_t>(whole) - head;
-  const ssize_t a = io::pread_full(fd, buf.data(), head, 0);
-  const ssize_t b = tail ? io::pread_full(fd, buf.data() + head, tail, id->size - tail) : 0;
-  if (a < 0 || b < 0) {
-    *error = errno_text(static_cast<int>(-(a < 0 ? a : b)));
+  const FdBytes source(fd, id->size);
+  const SourceRead a = source.read(0, head, buf.data());
+  const SourceRead b = tail && !a.failed() ? source.read(id->size - tail, tail, buf.data() + head) : SourceRead{};
+  if (a.failed() || b.failed()) {
+    *error = (a.failed() ? a : b).describe();
     return false;
   }
-  if (static_cast<size_t>(a) != head || static_cast<size_t>(b) != tail) {
+  if (a.count != head || b.count != tail) {
     *error = "the file is shorter than its size (changing?)";
     return false;
   }

@@ -83,21 +83,22 @@ void PipeBytes::read_more(std::unique_lock<std::mutex>& lk, uint64_t need) const
   if (ended) {
     at_end_ = true;
     error_ = err;
-    ends_at(end_);
+    if (!err) ends_at(end_);  // a failed read is not the end: how long the input is stays unknown
   }
   reading_ = false;
   more_.notify_all();
 }
 
-ssize_t PipeBytes::read_at(uint64_t offset, size_t len, uint8_t* out) const {
+SourceRead PipeBytes::read_at(uint64_t offset, size_t len, uint8_t* out) const {
   std::unique_lock lk(mu_);
   const uint64_t need = offset + len;
   while (end_ < need && !at_end_) {
     if (reading_) more_.wait(lk);
     else read_more(lk, need);
   }
-  if (offset < base_) return -EINVAL;  // released
-  if (offset >= end_) return 0;
+  if (offset < base_) return SourceRead::failure(EINVAL, offset, len);  // released
+  if (end_ < need && error_) return SourceRead::failure(error_, end_, static_cast<size_t>(need - end_));
+  if (offset >= end_) return {};
   size_t n = static_cast<size_t>(std::min<uint64_t>(len, end_ - offset));
   const size_t total = n;
   uint64_t at = base_;
@@ -113,7 +114,7 @@ ssize_t PipeBytes::read_at(uint64_t offset, size_t len, uint8_t* out) const {
     }
     at += c.size();
   }
-  return static_cast<ssize_t>(total);
+  return {total};
 }
 
 }  // namespace mibz2::index

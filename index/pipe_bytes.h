@@ -5,8 +5,10 @@
 // by what the build has in flight (its window of blocks and a scan chunk), not by the input.
 //
 // Its size() is SourceBytes::kUnknownSize until a read meets the end of the input, then the real
-// size. A position already released reads as an error (-EINVAL): only a decode made stale by
-// resolution can ask for one.
+// size. A read of the descriptor that fails is no end: the size stays unknown, and every read
+// that needs bytes past where it failed gets its error (so a build fails on it, and never takes
+// the input for a truncated one). A position already released reads as an error (EINVAL): only a
+// decode made stale by resolution can ask for one.
 #pragma once
 
 #include <condition_variable>
@@ -32,7 +34,7 @@ class PipeBytes final : public SourceBytes {
   uint64_t bytes_kept() const;
 
  private:
-  ssize_t read_at(uint64_t offset, size_t len, uint8_t* out) const override;
+  SourceRead read_at(uint64_t offset, size_t len, uint8_t* out) const override;
   // Reads more of the descriptor (with mu_ released); called by one thread at a time.
   void read_more(std::unique_lock<std::mutex>& lk, uint64_t need) const;
 
@@ -45,7 +47,7 @@ class PipeBytes final : public SourceBytes {
   mutable uint64_t end_ = 0;           // bytes read from fd_
   mutable bool reading_ = false;       // a thread is reading fd_
   mutable bool at_end_ = false;        // fd_ reached its end (or failed)
-  mutable int error_ = 0;
+  mutable int error_ = 0;              // the errno of the read of fd_ that failed, or 0
 };
 
 }  // namespace mibz2::index

@@ -30,12 +30,12 @@ std::span<const uint8_t> SourceWindow::from(uint64_t byte, size_t want) {
     while (buf_len_ < want && !ended_) {
       const uint64_t at = buf_start_ + buf_len_;
       const size_t ask = static_cast<size_t>(std::min<uint64_t>(buf_.size() - buf_len_, source_.size() - std::min(at, source_.size())));
-      const ssize_t got = ask ? source_.read(at, ask, buf_.data() + buf_len_) : 0;
-      if (got < 0) read_error_ = static_cast<int>(-got);
-      if (got > 0) buf_len_ += static_cast<size_t>(got);
-      if (got <= 0 || static_cast<size_t>(got) < ask) {
+      const SourceRead got = ask ? source_.read(at, ask, buf_.data() + buf_len_) : SourceRead{};
+      if (got.failed()) read_failure_ = got;
+      buf_len_ += got.count;
+      if (got.failed() || got.count == 0 || got.count < ask) {
         ended_ = true;
-        shrank_ = !read_error_ && buf_start_ + buf_len_ < source_.size();
+        shrank_ = !got.failed() && buf_start_ + buf_len_ < source_.size();
       }
     }
   }

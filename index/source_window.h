@@ -23,8 +23,9 @@ class SourceWindow final : public bz2::SequentialInput {
   std::span<const uint8_t> from(uint64_t byte, size_t want) override;
   uint64_t size() const override { return source_.size(); }
 
-  // Why the input ended before size(): a read failed (its errno), or the file shrank.
-  int read_error() const { return read_error_; }
+  // Why the input ended before size(): a read failed (its errno, and where), or the file shrank.
+  int read_error() const { return read_failure_.error; }
+  const SourceRead& read_failure() const { return read_failure_; }
   bool shrank() const { return shrank_; }
   // Bytes of buffer held (for tests).
   size_t buffer_bytes() const { return buf_.capacity(); }
@@ -36,7 +37,7 @@ class SourceWindow final : public bz2::SequentialInput {
   uint64_t buf_start_ = 0;  // file offset of buf_[0]
   size_t buf_len_ = 0;      // bytes of buf_ holding file bytes
   bool ended_ = false;      // nothing can be read past buf_start_ + buf_len_
-  int read_error_ = 0;
+  SourceRead read_failure_;  // the read that failed, if one did
   bool shrank_ = false;
 };
 

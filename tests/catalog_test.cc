@@ -379,16 +379,20 @@ TEST(Catalog, StartsLikeBzip2LooksAtTheHeader) {
   TempDir dir;
   auto probe = [&](const Bytes& content) {
     const int fd = ::open(dir.write("probe", content).c_str(), O_RDONLY);
-    const bool yes = Catalog::starts_like_bzip2(fd);
+    const int yes = index::starts_like_bzip2(fd);
     ::close(fd);
     return yes;
   };
-  EXPECT_TRUE(probe(libbz2_compress(to_bytes("x"), 9)));
-  EXPECT_TRUE(probe(to_bytes("BZh1")));
-  EXPECT_FALSE(probe(to_bytes("BZh0")));
-  EXPECT_FALSE(probe(to_bytes("BZh")));
-  EXPECT_FALSE(probe(to_bytes("")));
-  EXPECT_FALSE(probe(to_bytes("PK\x03\x04")));
+  EXPECT_EQ(probe(libbz2_compress(to_bytes("x"), 9)), 1);
+  EXPECT_EQ(probe(to_bytes("BZh1")), 1);
+  EXPECT_EQ(probe(to_bytes("BZh0")), 0);
+  EXPECT_EQ(probe(to_bytes("BZh")), 0);
+  EXPECT_EQ(probe(to_bytes("")), 0);
+  EXPECT_EQ(probe(to_bytes("PK\x03\x04")), 0);
+  // A head that cannot be read is neither: its errno (a directory's read fails with EISDIR).
+  const int dfd = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY);
+  EXPECT_EQ(index::starts_like_bzip2(dfd), -EISDIR);
+  ::close(dfd);
 }
 
 }  // namespace

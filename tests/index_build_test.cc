@@ -4,7 +4,12 @@
 // same index, byte for byte.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -12,6 +17,7 @@
 #include "bz2/stream_parser.h"
 #include "index/block_check.h"
 #include "index/index_format.h"
+#include "index/pipe_bytes.h"
 #include "index/source_window.h"
 #include "index_test_support.h"
 
@@ -256,11 +262,11 @@ class ShrunkBytes final : public index::SourceBytes {
   ShrunkBytes(const Bytes& data, uint64_t left) : SourceBytes(data.size()), data_(data), left_(left) {}
 
  private:
-  ssize_t read_at(uint64_t offset, size_t len, uint8_t* out) const override {
-    if (offset >= left_) return 0;
+  index::SourceRead read_at(uint64_t offset, size_t len, uint8_t* out) const override {
+    if (offset >= left_) return {};
     const size_t n = static_cast<size_t>(std::min<uint64_t>(len, left_ - offset));
     std::memcpy(out, data_.data() + offset, n);
-    return static_cast<ssize_t>(n);
+    return {n};
   }
   const Bytes& data_;
   const uint64_t left_;
@@ -276,13 +282,13 @@ class RecordedBytes final : public index::SourceBytes {
   }
 
  private:
-  ssize_t read_at(uint64_t offset, size_t len, uint8_t* out) const override {
+  index::SourceRead read_at(uint64_t offset, size_t len, uint8_t* out) const override {
     {
       std::lock_guard lk(mu_);
       reads_.push_back(len);
     }
     std::memcpy(out, data_.data() + offset, len);
-    return static_cast<ssize_t>(len);
+    return {len};
   }
   const Bytes& data_;
   mutable std::mutex mu_;
@@ -384,6 +390,113 @@ TEST(SourceWindow, AFileThatShrankEndsTheInputAndSaysSo) {
   EXPECT_TRUE(input.shrank());
   EXPECT_EQ(input.read_error(), 0);
   EXPECT_LT(got.size(), v.plain.size());
+}
+
+// ---- read errors: never the end of the file, never damage, never a mismatch -----------------
+
+// A file of many blocks in two streams, and its index built without faults.
+struct Faultable {
+  Bytes plain;
+  Bytes file;
+  index::BuildResult whole;
+};
+const Faultable& faultable() {
+  static const Faultable f = [] {
+    Faultable x;
+    const Bytes a = mixed_bytes(scaled(900000, 300000), 71), b = mixed_bytes(scaled(600000, 200000), 72);
+    const Bytes fa = libbz2_compress(a, 1), fb = libbz2_compress(b, 2);
+    x.plain = concat({&a, &b});
+    x.file = concat({&fa, &fb});
+    x.whole = build_guarded(x.file, 2);
+    return x;
+  }();
+  return f;
+}
+
+// A read error is no end of the file (DESIGN.md): a build that meets one wherever it is (the first
+// scan, a block's bytes, the last bytes) ends failed with its errno and says where; it never
+// finishes with a truncation (which the catalog would store as the file's size for good). The
+// same bytes without the fault build whole, as if it had never been.
+TEST(IndexBuilder, AReadErrorFailsTheBuildWithItsErrnoNeverATruncation) {
+  const Faultable& f = faultable();
+  ASSERT_TRUE(f.whole.ok) << f.whole.error;
+  ASSERT_GE(f.whole.index.blocks.size(), 4u) << "meant to have several blocks";
+  const uint64_t size = f.file.size();
+  for (const uint64_t at : {uint64_t{0}, size / 3, size / 2, size - 1}) {
+    for (const unsigned threads : {1u, 2u}) {
+      SCOPED_TRACE("fault at byte " + std::to_string(at) + ", " + std::to_string(threads) + " threads");
+      const FaultyBytes bytes(std::make_unique<index::SpanBytes>(f.file), at, at + 1);
+      const index::BuildResult r = build_guarded(bytes, threads);
+      EXPECT_FALSE(r.ok);
+      EXPECT_EQ(r.read_errno, EIO);
+      EXPECT_EQ(r.index.truncated_at_bit, 0u) << "a read error taken for the end of the file";
+      EXPECT_EQ(r.index.damaged_blocks, 0u) << "a read error taken for damage";
+      EXPECT_NE(r.error.find("read error at byte"), std::string::npos) << r.error;
+      EXPECT_NE(r.error.find("Input/output error (EIO)"), std::string::npos) << r.error;
+      EXPECT_GT(bytes.failed_reads(), 0u);
+    }
+  }
+  std::atomic<bool> on{false};
+  const FaultyBytes later(std::make_unique<index::SpanBytes>(f.file), size / 2, size / 2 + 1, &on);
+  const index::BuildResult r = build_guarded(later, 2);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.read_errno, 0);
+  EXPECT_TRUE(same_index(r.index, f.whole.index));
+  EXPECT_EQ(r.index.decompressed_size, f.plain.size());
+}
+
+// The check behind every read of the engine and the validation of a copy's index: a block whose
+// bytes cannot be read is a read error with its errno, not a mismatch (which distrusts the index);
+// a source shorter than its index says is one.
+TEST(BlockCheck, AReadErrorIsNoMismatch) {
+  const Faultable& f = faultable();
+  const index::BlockIndex& idx = f.whole.index;
+  const size_t block = idx.blocks.size() / 2;
+  const uint64_t at = idx.blocks[block].start_bit() / 8 + 100;
+  const FaultyBytes bytes(std::make_unique<index::SpanBytes>(f.file), at, at + 1);
+  bz2::BlockDecoder decoder;
+  bz2::ByteBuffer compressed, out;
+  const index::BlockCheck c = index::check_block(idx, block, bytes, decoder, compressed, out);
+  EXPECT_EQ(c.kind, index::BlockCheck::kReadError) << c.why;
+  EXPECT_EQ(c.read.error, EIO);
+  EXPECT_NE(c.why.find("Input/output error"), std::string::npos) << c.why;
+  EXPECT_EQ(index::check_block(idx, block - 1, bytes, decoder, compressed, out).kind, index::BlockCheck::kOk);
+  const ShrunkBytes shrunk(f.file, at);
+  EXPECT_EQ(index::check_block(idx, block, shrunk, decoder, compressed, out).kind, index::BlockCheck::kMismatch);
+}
+
+// mibz2 cat -j 1: a read error ends the input with its errno and where it happened; it is not a
+// file that shrank.
+TEST(SourceWindow, AReadErrorEndsTheInputWithItsErrno) {
+  const Faultable& f = faultable();
+  const uint64_t at = f.file.size() / 2;
+  const FaultyBytes bytes(std::make_unique<index::SpanBytes>(f.file), at, at + 1);
+  index::SourceWindow input(bytes, 4096);
+  bz2::Error e;
+  const Bytes got = decode_through(input, &e);
+  EXPECT_EQ(input.read_error(), EIO);
+  EXPECT_LE(input.read_failure().at, at);
+  EXPECT_FALSE(input.shrank());
+  EXPECT_LT(got.size(), f.plain.size());
+}
+
+// A pipe whose read fails has not ended: its size stays unknown, and a read past what came gets
+// the error (so a build of it fails with it) while what came before is still there.
+TEST(PipeBytes, AReadErrorIsNoEndOfTheInput) {
+  TempDir dir;
+  const int fd = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY);  // read(2) fails: EISDIR
+  ASSERT_GE(fd, 0);
+  const index::PipeBytes pipe(fd);
+  uint8_t buf[16];
+  const index::SourceRead r = pipe.read(0, sizeof buf, buf);
+  EXPECT_TRUE(r.failed());
+  EXPECT_EQ(r.error, EISDIR);
+  EXPECT_EQ(pipe.error(), EISDIR);
+  EXPECT_EQ(pipe.size(), index::SourceBytes::kUnknownSize);
+  const index::BuildResult built = build_guarded(pipe, 1);
+  EXPECT_FALSE(built.ok);
+  EXPECT_EQ(built.read_errno, EISDIR);
+  ::close(fd);
 }
 
 }  // namespace

@@ -688,7 +688,7 @@ class GapBytes final : public index::SourceBytes {
       : SourceBytes(head.size() + gap + tail.size()), head_(std::move(head)), gap_(gap), tail_(std::move(tail)) {}
 
  private:
-  ssize_t read_at(uint64_t offset, size_t len, uint8_t* out) const override {
+  index::SourceRead read_at(uint64_t offset, size_t len, uint8_t* out) const override {
     for (size_t i = 0; i < len;) {
       const uint64_t at = offset + i;
       size_t n;
@@ -705,21 +705,14 @@ class GapBytes final : public index::SourceBytes {
       }
       i += n;
     }
-    return static_cast<ssize_t>(len);
+    return {len};
   }
   const Bytes head_;
   const uint64_t gap_;
   const Bytes tail_;
 };
 
-index::BuildResult build_source(const index::SourceBytes& bytes) {
-  index::IndexBuilder builder(bytes, 8);
-  std::vector<std::thread> workers;
-  for (int i = 0; i < 2; ++i) workers.emplace_back([&builder] { drive_builder(builder); });
-  EXPECT_TRUE(builder.wait_finished(kBuildTimeout));
-  for (auto& t : workers) t.join();
-  return builder.take_result();
-}
+index::BuildResult build_source(const index::SourceBytes& bytes) { return build_guarded(bytes, 2, 8); }
 
 // A block whose tables are broken, followed by more than 512 MiB of zeros (no block magic in
 // them) and then a good stream: the undecodable block stands for the whole damaged stretch, over

@@ -101,19 +101,39 @@ void drive_builder(index::IndexBuilder& builder) {
 }
 
 index::BuildResult build_guarded(std::span<const uint8_t> data, unsigned threads, size_t window) {
-  threads = std::max(1u, threads);
   const index::SpanBytes bytes(data);
-  index::IndexBuilder builder(bytes, window ? window : 4 * size_t{threads});
+  return build_guarded(bytes, threads, window);
+}
+
+index::BuildResult build_guarded(const index::SourceBytes& source, unsigned threads, size_t window) {
+  threads = std::max(1u, threads);
+  index::IndexBuilder builder(source, window ? window : 4 * size_t{threads});
   std::vector<std::thread> workers;
   for (unsigned i = 0; i < threads; ++i) workers.emplace_back([&builder] { drive_builder(builder); });
   if (!builder.wait_finished(kBuildTimeout)) {
-    std::fprintf(stderr, "FATAL: the index build of a %zu-byte file on %u threads (window %zu) did not finish in %lld s\n",
-                 data.size(), threads, window, static_cast<long long>(kBuildTimeout.count()));
+    std::fprintf(stderr, "FATAL: the index build of a %llu-byte file on %u threads (window %zu) did not finish in %lld s\n",
+                 static_cast<unsigned long long>(source.size()), threads, window,
+                 static_cast<long long>(kBuildTimeout.count()));
     std::fflush(stderr);
     std::abort();  // its threads cannot be joined: end the program rather than hang the suite
   }
   for (auto& t : workers) t.join();
   return builder.take_result();
+}
+
+// ---- read errors ------------------------------------------------------------------------------
+
+FaultyBytes::FaultyBytes(std::unique_ptr<index::SourceBytes> inner, uint64_t from, uint64_t to,
+                         const std::atomic<bool>* fault_on, int error)
+    : SourceBytes(inner->size()), inner_(std::move(inner)), from_(from), to_(to), fault_on_(fault_on), error_(error) {}
+
+index::SourceRead FaultyBytes::read_at(uint64_t offset, size_t len, uint8_t* out) const {
+  const bool on = !fault_on_ || fault_on_->load();
+  if (on && offset < to_ && offset + len > from_) {
+    failed_.fetch_add(1);
+    return index::SourceRead::failure(error_, offset, len);  // the whole request fails, as a file system's does
+  }
+  return inner_->read(offset, len, out);
 }
 
 // ---- checks -----------------------------------------------------------------------------------

@@ -85,10 +85,13 @@ std::string describe_status(int st) {
 }
 
 Mibz2fs::Mibz2fs(std::vector<std::string> args, stdfs::path mnt, stdfs::path log,
-                 std::optional<std::vector<std::string>> env)
-    : args_(std::move(args)), mnt_(std::move(mnt)), log_(std::move(log)) {
+                 std::optional<std::vector<std::string>> env, std::string program)
+    : program_(program.empty() ? kMibz2fs : std::move(program)),
+      args_(std::move(args)),
+      mnt_(std::move(mnt)),
+      log_(std::move(log)) {
   std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(kMibz2fs.c_str()));
+  argv.push_back(program_.data());
   for (auto& a : args_) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::vector<char*> envp;

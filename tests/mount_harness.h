@@ -43,13 +43,14 @@ std::vector<pid_t> processes_mentioning(const std::string& s);
 void lazy_unmount(const stdfs::path& mnt);
 std::string describe_status(int wait_status);
 
-// One `mibz2fs` child process, its output appended to a log file.
+// One `mibz2fs` child process (or, given `program`, another FUSE daemon mounting at `mnt`), its
+// output appended to a log file.
 class Mibz2fs {
  public:
   // `env`, if given, is the child's whole environment (as `env -i` would leave it); else it
   // inherits the test's.
   Mibz2fs(std::vector<std::string> args, stdfs::path mnt, stdfs::path log,
-          std::optional<std::vector<std::string>> env = std::nullopt);
+          std::optional<std::vector<std::string>> env = std::nullopt, std::string program = {});
   ~Mibz2fs() { stop(); }
   Mibz2fs(const Mibz2fs&) = delete;
   Mibz2fs& operator=(const Mibz2fs&) = delete;
@@ -69,6 +70,7 @@ class Mibz2fs {
   bool stop();
 
  private:
+  std::string program_;
   std::vector<std::string> args_;
   stdfs::path mnt_;
   stdfs::path log_;

@@ -1,12 +1,18 @@
 // mibz2-latency-fs: a read-only passthrough FUSE filesystem that waits a fixed time before every
 // read request, to stand for NFS, sshfs or object storage behind FUSE when measuring mibz2fs with
-// its source on slow storage (scripts/bench-remote). Never installed; not for production.
+// its source on slow storage (scripts/bench-remote), and that can fail reads as a flaky disk does,
+// to test what mibz2fs and mibz2 do with read errors. Never installed; not for production.
 //
-//   mibz2-latency-fs [-o delay_ms=N] [FUSE options] SOURCE MOUNTPOINT
+//   mibz2-latency-fs [-o delay_ms=N] [-o fail_from=A,fail_to=B[,fail_while=PATH]]
+//                    [FUSE options] SOURCE MOUNTPOINT
 //
-// Reads bypass the page cache (direct_io), so that every read mibz2fs makes reaches the delay,
-// and may be up to 1 MiB each (max_write raises the kernel's max_pages, which bounds reads too).
-// At unmount it prints on stderr how many read requests it served and how many bytes.
+// delay_ms: the wait before every read (default 5; 0: none). fail_from, fail_to: every read that
+// overlaps bytes [A, B) of any file fails with EIO (none when B <= A, the default). fail_while:
+// the fault is on only while PATH exists, so a test turns it on and off without unmounting.
+// Reads bypass the page cache (direct_io), so that every read mibz2fs makes reaches the delay (and
+// the fault), and may be up to 1 MiB each (max_write raises the kernel's max_pages, which bounds
+// reads too). At unmount it prints on stderr how many read requests it served and how many bytes,
+// and how many it failed.
 #define FUSE_USE_VERSION 314
 
 #include <dirent.h>
@@ -30,13 +36,28 @@ namespace {
 
 struct Options {
   int delay_ms = 5;
+  unsigned long long fail_from = 0;  // reads overlapping [fail_from, fail_to) fail with EIO
+  unsigned long long fail_to = 0;
+  char* fail_while = nullptr;        // only while this path exists (always, if not given)
 };
 Options options;
 std::string source;
 std::atomic<uint64_t> read_requests{0};
 std::atomic<uint64_t> read_bytes{0};
+std::atomic<uint64_t> failed_requests{0};
 
-const fuse_opt kOpts[] = {{"delay_ms=%d", offsetof(Options, delay_ms), 0}, FUSE_OPT_END};
+const fuse_opt kOpts[] = {{"delay_ms=%d", offsetof(Options, delay_ms), 0},
+                          {"fail_from=%llu", offsetof(Options, fail_from), 0},
+                          {"fail_to=%llu", offsetof(Options, fail_to), 0},
+                          {"fail_while=%s", offsetof(Options, fail_while), 0},
+                          FUSE_OPT_END};
+
+// Whether a read of [offset, offset + size) meets the fault.
+bool fails(off_t offset, size_t size) {
+  const auto from = static_cast<unsigned long long>(offset);
+  if (size == 0 || from >= options.fail_to || from + size <= options.fail_from) return false;
+  return !options.fail_while || access(options.fail_while, F_OK) == 0;
+}
 
 std::string real(const char* path) { return source + path; }
 
@@ -77,7 +98,11 @@ int open_op(const char* path, fuse_file_info* fi) {
 }
 
 int read_op(const char*, char* buf, size_t size, off_t offset, fuse_file_info* fi) {
-  std::this_thread::sleep_for(std::chrono::milliseconds(options.delay_ms));
+  if (options.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(options.delay_ms));
+  if (fails(offset, size)) {
+    failed_requests.fetch_add(1, std::memory_order_relaxed);
+    return -EIO;
+  }
   const ssize_t n = pread(static_cast<int>(fi->fh), buf, size, offset);
   if (n < 0) return -errno;
   read_requests.fetch_add(1, std::memory_order_relaxed);
@@ -93,9 +118,10 @@ int release_op(const char*, fuse_file_info* fi) {
 int statfs_op(const char* path, struct statvfs* st) { return statvfs(real(path).c_str(), st) == 0 ? 0 : -errno; }
 
 void destroy(void*) {
-  std::fprintf(stderr, "mibz2-latency-fs: %llu read requests, %llu bytes, %d ms each\n",
+  std::fprintf(stderr, "mibz2-latency-fs: %llu read requests, %llu bytes, %d ms each, %llu failed\n",
                static_cast<unsigned long long>(read_requests.load()),
-               static_cast<unsigned long long>(read_bytes.load()), options.delay_ms);
+               static_cast<unsigned long long>(read_bytes.load()), options.delay_ms,
+               static_cast<unsigned long long>(failed_requests.load()));
 }
 
 }  // namespace
@@ -119,7 +145,9 @@ int main(int argc, char** argv) {
     fuse_opt_add_arg(&rest, a);
   }
   if (source.empty() || options.delay_ms < 0) {
-    std::fprintf(stderr, "usage: mibz2-latency-fs [-o delay_ms=N] [FUSE options] SOURCE MOUNTPOINT\n");
+    std::fprintf(stderr,
+                 "usage: mibz2-latency-fs [-o delay_ms=N] [-o fail_from=A,fail_to=B[,fail_while=PATH]] "
+                 "[FUSE options] SOURCE MOUNTPOINT\n");
     return 1;
   }
   fuse_operations ops{};

@@ -104,7 +104,7 @@ struct Catalog::Build {
   FileRef file;
   index::SourceIdentity id;
   int fd = -1;                                  // the source, read with pread (never mapped)
-  std::unique_ptr<index::FdBytes> file_bytes;   // over fd
+  std::unique_ptr<index::SourceBytes> file_bytes;  // over fd (SourceAccess::bytes)
   const index::SourceBytes* bytes = nullptr;   // what the builder reads: file_bytes, or stream_once's
   bool once = false;                            // stream_once: no source to check, nothing to store
   index::BuildResult once_result;               // stream_once: the result, set before the file settles
@@ -128,13 +128,6 @@ Catalog::~Catalog() {
   idle_.wait(lk, [this] { return builds_.empty(); });
 }
 
-bool Catalog::starts_like_bzip2(int fd) {
-  uint8_t head[4];
-  if (io::pread_full(fd, head, sizeof head, 0) != sizeof head) return false;
-  int level;
-  return bz2::classify_stream_start({head, sizeof head}, 0, &level) == bz2::StreamStart::kStream;
-}
-
 FileRef Catalog::add(std::string path, uint64_t device, uint64_t inode) {
   FileRef file = std::make_shared<CatalogFile>(std::move(path), device, inode);
   std::lock_guard lk(mu_);
@@ -152,11 +145,10 @@ int Catalog::open_source(const CatalogFile& file, index::SourceIdentity* id, std
   struct stat st;
   const int fd = access_.open(file, &st);
   if (fd < 0) {
-    *error = std::string("cannot open: ") + std::strerror(-fd);
+    *error = "cannot open: " + index::errno_words(-fd);
     return -1;
   }
-  if (!index::identify_source(fd, id, error)) {
-    *error = "cannot read: " + *error;
+  if (!index::identify_source(fd, id, error)) {  // its words say what failed, and where
     close(fd);
     return -1;
   }
@@ -221,6 +213,11 @@ void Catalog::settle_failed(const FileRef& file, IndexFailure failure, std::stri
   file->settled_.notify_all();
 }
 
+void Catalog::fail_for_now(const FileRef& file, const std::string& error, IndexOrigin origin) {
+  spdlog::error("{}: cannot index: {} (nothing stored; tried again when it is next opened)", file->path(), error);
+  settle_failed(file, IndexFailure::kEnvironment, error, std::move(origin));
+}
+
 // --- loading ---
 
 bool Catalog::load_stored(const FileRef& file) {
@@ -228,11 +225,12 @@ bool Catalog::load_stored(const FileRef& file) {
   std::string err;
   const int fd = open_source(*file, &id, &err);
   if (fd < 0) {
-    settle_failed(file, IndexFailure::kEnvironment, err);
+    fail_for_now(file, err);
     return true;
   }
   const FdCloser closer{fd};
-  const index::FdBytes source(fd, id.size);
+  const std::unique_ptr<index::SourceBytes> bytes = access_.bytes(fd, id.size);
+  const index::SourceBytes& source = *bytes;
   {
     std::lock_guard lk(file->mu_);
     file->source_size_ = id.size;
@@ -249,6 +247,7 @@ bool Catalog::load_stored(const FileRef& file) {
       spdlog::warn("{}: index file not used, the file is indexed as if there were none: {}", file->path(), reason);
     untrusted += (untrusted.empty() ? "" : "; ") + reason;
   };
+  int read_error = 0;  // a sample's read failed: nothing is judged, the file fails for now
   // A stored index is used: counted (CatalogSummary::loaded), then the file is ready.
   auto use = [&](IndexOrigin used) {
     {
@@ -265,8 +264,12 @@ bool Catalog::load_stored(const FileRef& file) {
   if (got == index::Load::kCurrent) {
     return use(std::move(origin));
   }
-  if (got == index::Load::kSameContent && accept_same_content(*file, source, id, &loaded, &origin, &reason)) {
+  if (got == index::Load::kSameContent && accept_same_content(*file, source, id, &loaded, &origin, &reason, &read_error)) {
     return use(std::move(origin));
+  }
+  if (read_error) {
+    fail_for_now(file, reason);
+    return true;
   }
   if (got != index::Load::kMissing) not_used_because(got);
 
@@ -281,8 +284,12 @@ bool Catalog::load_stored(const FileRef& file) {
       IndexOrigin from_sidecar;
       from_sidecar.index_path = sidecar;
       from_sidecar.sidecar = true;
-      if (accept_same_content(*file, source, id, &loaded, &from_sidecar, &reason)) {
+      if (accept_same_content(*file, source, id, &loaded, &from_sidecar, &reason, &read_error)) {
         return use(std::move(from_sidecar));
+      }
+      if (read_error) {
+        fail_for_now(file, reason);
+        return true;
       }
     }
     not_used_because(side);
@@ -301,33 +308,35 @@ bool Catalog::load_stored(const FileRef& file) {
 
 // The blocks are decoded on the pool at demand priority, side by side (a reader waits for them as
 // for any read); the caller waits for all of them, so the references the jobs hold stay valid.
-std::string Catalog::check_blocks(const index::BlockIndex& idx, const std::vector<size_t>& blocks,
-                                  const index::SourceBytes& source) const {
-  std::vector<std::future<std::string>> results;
+index::BlockCheck Catalog::check_blocks(const index::BlockIndex& idx, const std::vector<size_t>& blocks,
+                                        const index::SourceBytes& source) const {
+  std::vector<std::future<index::BlockCheck>> results;
   results.reserve(blocks.size());
   for (size_t b : blocks) {
-    auto done = std::make_shared<std::promise<std::string>>();
+    auto done = std::make_shared<std::promise<index::BlockCheck>>();
     results.push_back(done->get_future());
     engine_.pool().submit(Priority::kDemand, [&idx, &source, b, done](WorkerContext& ctx) {
       try {
         bz2::ByteBuffer out;
-        done->set_value(index::describe_check(idx, b, index::check_block(idx, b, source, ctx.decoder, ctx.compressed, out)));
+        index::BlockCheck c = index::check_block(idx, b, source, ctx.decoder, ctx.compressed, out);
+        c.why = index::describe_check(idx, b, c);
+        done->set_value(std::move(c));
       } catch (const std::exception& e) {
-        done->set_value(index::describe_block(idx, b) + ": cannot decode: " + e.what());
+        done->set_value({index::BlockCheck::kMismatch, index::describe_block(idx, b) + ": cannot decode: " + e.what(), {}});
       }
     });
   }
-  std::string first;
+  index::BlockCheck first;
   for (auto& r : results) {
-    std::string why = r.get();
-    if (first.empty()) first = std::move(why);
+    index::BlockCheck c = r.get();
+    if (first.kind == index::BlockCheck::kOk) first = std::move(c);
   }
   return first;
 }
 
 bool Catalog::accept_same_content(const CatalogFile& file, const index::SourceBytes& source,
                                   const index::SourceIdentity& id, index::BlockIndex* loaded, IndexOrigin* origin,
-                                  std::string* reason) const {
+                                  std::string* reason, int* read_error) const {
   // Damage is a fact about one file's bytes: an index recording it is trusted only for the file it
   // was made from. A copy with the same size and fingerprint may well be intact (the damage lies
   // between the fingerprinted ends), and its blocks would then read as errors; it is indexed anew.
@@ -339,12 +348,20 @@ bool Catalog::accept_same_content(const CatalogFile& file, const index::SourceBy
   }
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<size_t> sample = index::sample_blocks(*loaded);
-  const std::string mismatch = check_blocks(*loaded, sample, source);
+  const index::BlockCheck check = check_blocks(*loaded, sample, source);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const size_t checked = sample.size();
-  if (!mismatch.empty()) {
+  if (check.kind == index::BlockCheck::kReadError) {
+    // Not a mismatch: the index is neither used nor rejected (nor rebuilt, which would read the
+    // same bytes); the file fails for now and is tried again.
+    *reason = "cannot validate " + (origin->sidecar ? origin->index_path : std::string("the stored index")) +
+              ": " + check.why;
+    *read_error = check.read.error;
+    return false;
+  }
+  if (check.kind != index::BlockCheck::kOk) {
     *reason = (origin->sidecar ? origin->index_path : std::string("the stored index")) +
-              " has this file's size and fingerprint but not its blocks: " + mismatch;
+              " has this file's size and fingerprint but not its blocks: " + check.why;
     return false;
   }
   spdlog::info("{}: index {} validated for this copy ({} of {} blocks checked in {:.0f} ms)", file.path(),
@@ -389,6 +406,13 @@ void Catalog::prepare(const FileRef& file, Need need) {
   uint64_t forget_id = 0;
   {
     std::lock_guard lk(file->mu_);
+    // Failed for a reason of the machine's (a read error, out of memory, cannot open), which says
+    // nothing of the file: whoever needs it now gets one more attempt from the start (load, else
+    // build), and everyone who asks meanwhile waits for that same attempt (it is loading, queued
+    // or building). The tree walk (kSoon) never retries: no attempt without someone who needs
+    // the file, so a lasting fault costs one attempt a request, never a loop.
+    if (file->state_ == IndexState::kFailed && file->failure_ == IndexFailure::kEnvironment && need == Need::kNow)
+      file->state_ = IndexState::kUnknown;
     switch (file->state_) {
       case IndexState::kReady:
       case IndexState::kFailed:
@@ -690,8 +714,7 @@ std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::u
     std::string err;
     build->fd = open_source(*file, &build->id, &err);
     if (build->fd < 0) {
-      spdlog::error("{}: cannot index: {}", file->path(), err);
-      settle_failed(file, IndexFailure::kEnvironment, err);
+      fail_for_now(file, err);
       return nullptr;
     }
     spdlog::info("{}: indexing ({} compressed bytes)", file->path(), build->id.size);
@@ -699,7 +722,7 @@ std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::u
       std::lock_guard lk(file->mu_);
       file->source_size_ = build->id.size;
     }
-    build->file_bytes = std::make_unique<index::FdBytes>(build->fd, build->id.size);
+    build->file_bytes = access_.bytes(build->fd, build->id.size);
     build->bytes = build->file_bytes.get();
   }
   const size_t window = kWindowPerThread * engine_.pool().threads();
@@ -893,15 +916,23 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
       if (again) queue_build(file, true);
     }
   } else if (!r.ok) {
-    if (stopping) spdlog::debug("{}: indexing stopped at unmount", path);
-    else if (r.error != index::IndexBuilder::kCancelled) spdlog::error("{}: cannot index: {}", path, r.error);
     IndexOrigin origin;
     origin.built = true;
     origin.notes = std::move(r.notes);
+    // A read of the source that failed says nothing of its content: never the file's fault.
     const IndexFailure failure = stopping                                 ? IndexFailure::kStopped
                                  : cancelled_as != IndexFailure::kNone ? cancelled_as
+                                 : r.read_errno                        ? IndexFailure::kEnvironment
                                                                        : IndexFailure::kNotBzip2;
-    settle_failed(file, failure, stopping ? "unmounting" : r.error, std::move(origin));
+    if (stopping) {
+      spdlog::debug("{}: indexing stopped at unmount", path);
+      settle_failed(file, failure, "unmounting", std::move(origin));
+    } else if (failure == IndexFailure::kEnvironment) {
+      fail_for_now(file, r.error, std::move(origin));
+    } else {
+      if (r.error != index::IndexBuilder::kCancelled) spdlog::error("{}: cannot index: {}", path, r.error);
+      settle_failed(file, failure, r.error, std::move(origin));
+    }
   } else {
     r.index.source = build->id;
     IndexOrigin origin;

@@ -41,6 +41,7 @@
 #include "base/report_once.h"
 #include "engine/engine.h"
 #include "engine/source_access.h"
+#include "index/block_check.h"
 #include "index/block_index.h"
 #include "index/block_stream.h"
 #include "index/index_builder.h"
@@ -84,7 +85,8 @@ struct IndexOrigin {
 enum class IndexFailure : uint8_t {
   kNone,              // not failed
   kEnvironment,       // the machine's problem, not the file's: the source cannot be opened, read
-                      // or mapped (missing, permission, I/O), or memory ran out
+                      // or mapped (missing, permission, I/O), or memory ran out. Never stored; the
+                      // next request that needs the file now (Need::kNow) tries once more
   kNotBzip2,          // its content is not usable bzip2 (not bzip2, empty, ends in the header)
   kStopped,           // the build was cancelled or the catalog shut down (unmounting)
 };
@@ -177,10 +179,6 @@ class Catalog {
   Catalog(const Catalog&) = delete;
   Catalog& operator=(const Catalog&) = delete;
 
-  // Whether an open file's content starts like a bzip2 stream ("BZh1".."BZh9"): whether the
-  // catalog can make anything of it. Reads 4 bytes.
-  static bool starts_like_bzip2(int fd);
-
   // A new entry for the source at `path` (named by that path, which the caller makes absolute, and
   // reached through the catalog's SourceAccess), standing for the file with that device and inode
   // when they are given. The caller keeps the reference; one entry per source is its rule.
@@ -188,7 +186,8 @@ class Catalog {
 
   enum class Need {
     kSoon,     // load or queue its build (the tree walk at mount)
-    kNow,      // someone waits: first in line, its build at demand priority
+    kNow,      // someone waits: first in line, its build at demand priority; a file failed for
+               // an environmental reason (IndexFailure::kEnvironment) is tried once more
     kRebuild,  // build it again even if an index is current (mibz2 verify, index --force)
   };
   // Starts what the file needs, unless it is under way or settled (kRebuild: unless under way).
@@ -279,14 +278,21 @@ class Catalog {
   // while its mtime or inode do not: checks a sample of its blocks against `source` (a few blocks
   // spread over the file, index::sample_blocks, checked by check_blocks). True: it describes this
   // file (its identity is made the source's, *origin says how long it took); false with *reason.
+  // A read of the source that failed on the way sets *read_error (its errno; *reason says where):
+  // the file then fails for now (kEnvironment), the index neither used nor judged.
   bool accept_same_content(const CatalogFile& file, const index::SourceBytes& source, const index::SourceIdentity& id,
-                           index::BlockIndex* loaded, IndexOrigin* origin, std::string* reason) const;
-  // Checks `blocks` of `idx` against `source` (index::check_block), in parallel on the pool. Empty
-  // when all match; else what the first in order that did not found.
-  std::string check_blocks(const index::BlockIndex& idx, const std::vector<size_t>& blocks,
-                           const index::SourceBytes& source) const;
+                           index::BlockIndex* loaded, IndexOrigin* origin, std::string* reason,
+                           int* read_error) const;
+  // Checks `blocks` of `idx` against `source` (index::check_block), in parallel on the pool. kOk
+  // when all match; else what the first in order that did not found (its `why` in words, with the
+  // block). A read error is no mismatch: it says nothing of the index.
+  index::BlockCheck check_blocks(const index::BlockIndex& idx, const std::vector<size_t>& blocks,
+                                 const index::SourceBytes& source) const;
   void settle_ready(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin);
   void settle_failed(const FileRef& file, IndexFailure failure, std::string error, IndexOrigin origin = {});
+  // The file cannot be had now for a reason of the machine's (`error` names it, with the errno):
+  // logged, settled failed as kEnvironment, nothing stored; prepare(kNow) tries it again.
+  void fail_for_now(const FileRef& file, const std::string& error, IndexOrigin origin = {});
   // The one way the catalog opens a source (through access_): read-only, with its identity (size,
   // mtime, inode, fingerprint). Returns the descriptor or -1 with *error.
   int open_source(const CatalogFile& file, index::SourceIdentity* id, std::string* error) const;

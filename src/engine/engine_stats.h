@@ -19,6 +19,8 @@ struct EngineStats {
   std::atomic<uint64_t> bytes_decoded{0};      // their decoded bytes
   std::atomic<uint64_t> decode_errors{0};      // decodes that failed (damaged or changed file)
   std::atomic<uint64_t> damaged_reads{0};      // reads refused with EIO because of damage
+  std::atomic<uint64_t> read_errors{0};        // decodes that could not read the source (EIO...):
+                                               // not damage; the next read tries again
   std::atomic<uint64_t> readahead_issued{0};   // blocks queued ahead of a sequential reader
   std::atomic<uint64_t> readahead_used{0};     // of those, later read
   std::atomic<uint64_t> readahead_wasted{0};   // of those, evicted or dropped unread

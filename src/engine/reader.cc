@@ -22,7 +22,8 @@ Reader::Reader(Engine& engine, uint64_t file_id, std::string path, int fd, std::
       index_(std::move(index)),
       source_(fd_, index_->source.size),
       readahead_(engine.readahead_limits()),
-      damage_reported_(index_->blocks.size(), false) {}
+      damage_reported_(index_->blocks.size(), false),
+      read_error_reported_(index_->blocks.size()) {}
 
 Reader::~Reader() { close(fd_); }
 
@@ -345,12 +346,15 @@ Reader::Outcome Reader::decode(uint64_t block, WorkerContext& ctx) {
   const index::BlockCheck c = index::check_block(*index_, block, source_, ctx.decoder, ctx.compressed, decoded->bytes);
   switch (c.kind) {
     case index::BlockCheck::kOk: break;
-    case index::BlockCheck::kUnreadable:
-      add(st.decode_errors);
-      report_damage(block, c.why);
+    case index::BlockCheck::kReadError:
+      // Neither damage nor a mismatch: nothing is known of the block, and the index stands. This
+      // read fails (EIO); nothing is cached, so the next read of the block tries again.
+      add(st.read_errors);
+      report_read_error(block, c.why);
       return {nullptr, EIO};
     case index::BlockCheck::kMismatch: return mismatch(block, c.why);
   }
+  if (read_error_reported_[block].load(std::memory_order_relaxed)) read_error_reported_[block].store(false);
   add(st.decodes);
   add(st.bytes_decoded, decoded->bytes.size());
   return {std::move(decoded), 0};
@@ -365,6 +369,14 @@ Reader::Outcome Reader::mismatch(uint64_t block, const std::string& why) {
   if (on_mismatch_) on_mismatch_(what);
   else report_damage(block, "the index does not match the source: " + why);
   return {nullptr, EIO};
+}
+
+void Reader::report_read_error(uint64_t block, const std::string& why) {
+  // Once per block until it is read again (a lasting fault does not flood the log; one that comes
+  // back after a good read is said again).
+  if (read_error_reported_[block].exchange(true)) return;
+  spdlog::error("{}: read error in the source, {}: {}; reads of it fail with EIO until the source can be read",
+                path_, index::describe_block(*index_, block), why);
 }
 
 void Reader::report_damage_noexcept(uint64_t block, const char* what, const char* detail) noexcept {

@@ -50,7 +50,8 @@ class Reader : public std::enable_shared_from_this<Reader> {
 
   // Copies up to `length` bytes at decompressed `offset` into `out`. Returns the byte count (0 at
   // or past the end; fewer than asked when the range runs into a damaged block, which is never
-  // served) or -EIO when the read starts in a damaged block or the source cannot be read.
+  // served) or -EIO when the read starts in a damaged block or the source cannot be read (a read
+  // error: logged as one, never taken for damage or for a wrong index; the next read tries again).
   ssize_t read(uint64_t offset, size_t length, uint8_t* out);
   // The same read without copying: appends to *out the pieces of the decoded blocks that hold the
   // bytes, in order (each keeps its block alive, also if evicted meanwhile, until *out lets it go),
@@ -118,6 +119,8 @@ class Reader : public std::enable_shared_from_this<Reader> {
   Outcome decode(uint64_t block, WorkerContext& ctx);
   Outcome mismatch(uint64_t block, const std::string& why);
   void report_damage(uint64_t block, const std::string& why);
+  // A read of the source for `block` failed (`why`: where, and its errno): logged as a read error.
+  void report_read_error(uint64_t block, const std::string& why);
   // The same where an exception must not escape (a decode job's failure path): `what` + `detail`.
   void report_damage_noexcept(uint64_t block, const char* what, const char* detail) noexcept;
 
@@ -143,6 +146,8 @@ class Reader : public std::enable_shared_from_this<Reader> {
 
   std::mutex damage_mu_;                      // guards damage_reported_
   std::vector<bool> damage_reported_;         // each damaged block is logged once
+  // A read error of each block was logged and no good read of it came since.
+  std::vector<std::atomic<bool>> read_error_reported_;
 };
 
 }  // namespace mibz2::engine

@@ -13,6 +13,10 @@ namespace mibz2::engine {
 
 int sidecar_open_result(int fd_or_errno) { return fd_or_errno == -ENAMETOOLONG ? -ENOENT : fd_or_errno; }
 
+std::unique_ptr<index::SourceBytes> SourceAccess::bytes(int fd, uint64_t size) const {
+  return std::make_unique<index::FdBytes>(fd, size);
+}
+
 int PlainSourceAccess::open(const CatalogFile& file, struct stat* st) const {
   return io::open_regular(file.path().c_str(), st);
 }

@@ -1,4 +1,4 @@
-// How the Catalog reaches a compressed file's source: the only three things it ever does to one.
+// How the Catalog reaches a compressed file's source: the only four things it ever does to one.
 // The mount gives it an access that opens beneath SOURCE and checks the file is the one its node
 // stands for (src/fs); the programs, which open the paths their user named, the plain one here.
 #pragma once
@@ -6,7 +6,10 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include "index/source_bytes.h"
 
 namespace mibz2::engine {
 
@@ -26,6 +29,10 @@ class SourceAccess {
   // long to exist: sidecar_open_result), and fills *dir_st with fstat of the directory descriptor
   // it was opened beneath (for the trust rule, index/index_trust.h).
   virtual int open_sidecar(const CatalogFile& file, struct stat* dir_st) const = 0;
+  // The bytes of a source open() opened (`fd`, not owned, of `size` bytes), as the catalog reads
+  // them to build or validate its index: index::FdBytes (pread, read errors carried as errors).
+  // A test may put faults in between.
+  virtual std::unique_ptr<index::SourceBytes> bytes(int fd, uint64_t size) const;
 };
 
 // What an open of a sidecar returned, as open_sidecar returns it. A sidecar's name is its source's

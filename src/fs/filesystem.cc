@@ -23,6 +23,7 @@
 #include "fs/source_tree.h"
 #include "engine/reader.h"
 #include "fs/fuse_session_settings.h"
+#include "io/fd_io.h"
 
 namespace mibz2::fs {
 namespace {
@@ -239,9 +240,11 @@ int Filesystem::listing(Node& dir, std::shared_ptr<const std::vector<ShownEntry>
   }
   // Built with no lock held (it reads the directory and the head of every .bz2 in it); two
   // threads may both build it, and the last one stores it.
-  const ListingStamp stamp = ListingStamp::of(st, realtime_ns());
+  ListingStamp stamp = ListingStamp::of(st, realtime_ns());
   std::vector<SourceEntry> entries;
-  if (const int err = list_source_directory(root_, dir.rel, &entries)) return err;
+  bool sure = true;
+  if (const int err = list_source_directory(root_, dir.rel, &entries, &sure)) return err;
+  if (!sure) stamp.reusable = false;  // a head could not be read: look again next time
   std::vector<NamingNote> notes;
   auto shown = std::make_shared<const std::vector<ShownEntry>>(map_directory(std::move(entries), &notes));
   {

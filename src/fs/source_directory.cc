@@ -8,33 +8,38 @@
 #include <cerrno>
 #include <cstring>
 
-#include "engine/catalog.h"
+#include "index/source_bytes.h"
 #include "io/descriptor_limit.h"
 
 namespace mibz2::fs {
 namespace {
 
-// Whether an open descriptor is a regular file whose content the catalog can show decompressed.
-bool regular_bzip2(int fd) {
-  struct stat st;
-  return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && engine::Catalog::starts_like_bzip2(fd);
+// Whether the head of an open file says bzip2. A head that cannot be read says nothing, and a read
+// error must not change what the mount shows (the file under its own name, with its compressed
+// size): the name, which looks compressed, decides, and the listing is not kept (*sure false), so
+// the next one looks again. The catalog then answers EIO for the file until it can be read.
+bool head_is_bzip2(int fd, bool* sure) {
+  const int yes = index::starts_like_bzip2(fd);
+  if (yes < 0) *sure = false;
+  return yes != 0;
 }
 
 // An entry of an open directory: never followed, never blocking, never a controlling terminal.
-bool entry_is_bzip2(int dirfd, const char* name) {
+bool entry_is_bzip2(int dirfd, const char* name, bool* sure) {
   const int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     io::note_open_errno(errno);
     return false;
   }
-  const bool yes = regular_bzip2(fd);
+  struct stat st;
+  const bool yes = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && head_is_bzip2(fd, sure);
   close(fd);
   return yes;
 }
 
 // A symlink is shown like the file it points to (decompressed) only when its target is relative
 // and names a regular bzip2 file beneath SOURCE, reached without any further symlink.
-bool link_leads_to_bzip2(const io::SourceRoot& root, int dirfd, const std::string& link, const char* name) {
+bool link_leads_to_bzip2(const io::SourceRoot& root, int dirfd, const std::string& link, const char* name, bool* sure) {
   char buf[4096];
   const ssize_t n = readlinkat(dirfd, name, buf, sizeof buf);
   if (n <= 0 || static_cast<size_t>(n) == sizeof buf) return false;
@@ -43,14 +48,18 @@ bool link_leads_to_bzip2(const io::SourceRoot& root, int dirfd, const std::strin
   struct stat st;
   const int fd = root.open(*target, io::SourceRoot::Kind::kRegular, &st);
   if (fd < 0) return false;
-  const bool yes = engine::Catalog::starts_like_bzip2(fd);
+  const bool yes = head_is_bzip2(fd, sure);
   close(fd);
   return yes;
 }
 
 }  // namespace
 
-int list_source_directory(const io::SourceRoot& root, const std::string& dir, std::vector<SourceEntry>* out) {
+int list_source_directory(const io::SourceRoot& root, const std::string& dir, std::vector<SourceEntry>* out,
+                          bool* sure) {
+  bool ignored;
+  if (!sure) sure = &ignored;
+  *sure = true;
   struct stat dst;
   const int fd = root.open(dir, io::SourceRoot::Kind::kDirectory, &dst);
   if (fd < 0) return -fd;
@@ -71,9 +80,9 @@ int list_source_directory(const io::SourceRoot& root, const std::string& dir, st
     else if (S_ISREG(st.st_mode)) e.type = SourceEntry::Type::kRegular;
     else continue;  // devices, fifos and sockets are not mirrored
     if (e.type == SourceEntry::Type::kRegular && decompressed_name(e.name))
-      e.is_bzip2 = entry_is_bzip2(dfd, de->d_name);
+      e.is_bzip2 = entry_is_bzip2(dfd, de->d_name, sure);
     else if (e.type == SourceEntry::Type::kSymlink && decompressed_name(e.name))
-      e.is_bzip2 = link_leads_to_bzip2(root, dfd, io::join_rel(dir, e.name), de->d_name);
+      e.is_bzip2 = link_leads_to_bzip2(root, dfd, io::join_rel(dir, e.name), de->d_name, sure);
     out->push_back(std::move(e));
   }
   closedir(d);

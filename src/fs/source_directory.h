@@ -12,8 +12,11 @@
 namespace mibz2::fs {
 
 // The entries of the directory `dir` (relative to SOURCE; "" is SOURCE), without . and ..;
-// devices, fifos and sockets left out. Returns an errno value, 0 on success.
-int list_source_directory(const io::SourceRoot& root, const std::string& dir, std::vector<SourceEntry>* out);
+// devices, fifos and sockets left out. Returns an errno value, 0 on success. *sure, if given, is
+// false when the head of a file whose name looks compressed could not be read (a read error): it
+// is taken for bzip2 by its name, and a listing that keeps it should not be reused.
+int list_source_directory(const io::SourceRoot& root, const std::string& dir, std::vector<SourceEntry>* out,
+                          bool* sure = nullptr);
 
 // What a symlink shown decompressed points to in the mount: its (relative) target with the last
 // component renamed as the mount shows the file it names there ("x.json.bz2" -> "x.json"), or the

@@ -71,7 +71,7 @@ Outcome cat_one(const char* path, bz2::BlockDecoder& decoder) {
   // its content's, whatever the decoder made of the bytes it had.
   if (input.read_error() || input.shrank()) {
     std::fprintf(stderr, "mibz2 cat: %s: %s\n", path,
-                 input.read_error() ? std::strerror(input.read_error()) : "the file shrank while it was read");
+                 input.read_error() ? input.read_failure().describe().c_str() : "the file shrank while it was read");
     return stopped(kExitEnvironment);
   }
   if (e) {
@@ -105,6 +105,7 @@ Outcome no_index(const engine::IndexStatus& got) { return skipped(exit_status_of
 struct BlockWriter {
   int write_errno = 0;
   std::string damage;
+  bool wrote = false;  // some of the file went out
 
   bool operator()(const index::BlockStream::Block& b) {
     if (b.damaged()) {
@@ -112,6 +113,7 @@ struct BlockWriter {
                "): its bytes cannot be read";
       return false;
     }
+    wrote = wrote || !b.bytes.empty();
     write_errno = io::write_all(STDOUT_FILENO, b.bytes.data(), b.bytes.size());
     return write_errno == 0;
   }
@@ -135,7 +137,8 @@ Outcome cat_streaming(const char* path, IndexAccess& access, const engine::FileR
   }
   if (!got.ready()) {
     std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, got.error.c_str());
-    return no_index(got);
+    // A read error after part of the file went out ends cat there, as bzip2 -dc's would.
+    return writer.wrote ? stopped(exit_status_of(got)) : no_index(got);
   }
   return check_tail(path, *got.index);
 }
@@ -173,12 +176,16 @@ Outcome cat_engine(const char* path, IndexAccess& access, const engine::FileRef&
       if (distrusted && attempt == 0) break;
       const index::BlockIndex& idx = reader->index();
       const size_t b = idx.block_at(offset);
+      // Neither damage nor a wrong index: the source could not be read (or memory ran out), which
+      // is the machine's problem, not the file's (status 1).
+      const bool bad_input = idx.blocks[b].damaged() || distrusted;
       const std::string why = idx.blocks[b].damaged() ? index::describe_damage(idx.blocks[b])
                               : distrusted ? std::string("the index does not match the file")
-                                           : std::strerror(n < 0 ? static_cast<int>(-n) : EIO);
+                                           : std::string("the source cannot be read: ") +
+                                                 std::strerror(n < 0 ? static_cast<int>(-n) : EIO);
       std::fprintf(stderr, "mibz2 cat: %s: cannot read decompressed bytes at %llu: %s (%s)\n", path,
                    static_cast<unsigned long long>(offset), why.c_str(), index::describe_block(idx, b).c_str());
-      return stopped(kExitDataError);
+      return stopped(bad_input ? kExitDataError : kExitEnvironment);
     }
     if (offset >= end) return reaches_end ? check_tail(path, reader->index()) : kWritten;
     std::fprintf(stderr, "mibz2 cat: %s: its stored index does not match the file; indexing it again\n", path);
