@@ -46,12 +46,15 @@ class SourceBytes {
 class FdBytes final : public SourceBytes {
  public:
   FdBytes(int fd, uint64_t size) : SourceBytes(size), fd_(fd) {}
+  // Reads from `fd` from now on (another descriptor of the same file: a build that was parked
+  // closed its own and reopens it to resume); only while no read is under way.
+  void reset(int fd) { fd_.store(fd, std::memory_order_relaxed); }
 
  private:
   ssize_t read_at(uint64_t offset, size_t len, uint8_t* out) const override {
-    return io::pread_full(fd_, out, len, offset);
+    return io::pread_full(fd_.load(std::memory_order_relaxed), out, len, offset);
   }
-  const int fd_;
+  std::atomic<int> fd_;
 };
 
 // Bytes in memory (tests, fuzzing, mibz2 over a buffer).
