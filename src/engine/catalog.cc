@@ -840,6 +840,8 @@ void Catalog::park_build(const std::shared_ptr<Build>& build) {
     build->file_bytes->reset(-1);
   }
   if (fd >= 0) close(fd);  // a parked build holds no descriptor: there may be many
+  spdlog::debug("{}: indexing steps aside for other files ({} of {} bytes done)", build->file->path(),
+                build->builder->bytes_done(), build->builder->bytes_total());
   const bool urgent = wanted_now(*build->file);
   // Asked for while it was being parked: prepare() found nothing parked to promote.
   if (sched_.park(build, urgent) && !urgent && wanted_now(*build->file)) sched_.promote(build->file);
