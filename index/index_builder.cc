@@ -67,6 +67,11 @@ bool IndexBuilder::wait_finished(std::chrono::milliseconds timeout) {
   return finished_cv_.wait_for(lk, timeout, [this] { return phase_ == Phase::kFinished; });
 }
 
+size_t IndexBuilder::candidates_held() const {
+  std::lock_guard lk(mu_);
+  return candidates_.size();
+}
+
 uint64_t IndexBuilder::bytes_done() const { return resolved_bits_.load(std::memory_order_relaxed) / 8; }
 
 BuildResult IndexBuilder::take_result() {
@@ -150,6 +155,16 @@ IndexBuilder::Step IndexBuilder::scan_locked(std::unique_lock<std::mutex>& lk, b
   std::vector<bz2::Mark> marks;
   if ((from - base) * 8 < bytes.size() * 8)
     bz2::scan_marks(bytes, (from - base) * 8, std::min<uint64_t>(to - base, bytes.size()) * 8, marks);
+  // The candidates a build holds (120 bytes each) stay bounded however dense the file: several
+  // builds hold theirs at once.
+  uint64_t scanned_to = to;
+  if (marks.size() > kMaxScanMarks) {
+    // Cut at a byte boundary (scans start at one): the marks in the byte of the first one left out
+    // go too. Only a few marks can start in one byte, so the cut lies past `from`: the scan moves on.
+    const uint64_t cut = marks[kMaxScanMarks].bit / 8;  // in `bytes`
+    while (!marks.empty() && marks.back().bit >= cut * 8) marks.pop_back();
+    scanned_to = base + cut;
+  }
   std::vector<Candidate> found(marks.size());
   for (size_t i = 0; i < marks.size(); ++i) describe_mark(bytes, base, at_file_end, marks[i], &found[i]);
   Classified first_header;
@@ -160,8 +175,8 @@ IndexBuilder::Step IndexBuilder::scan_locked(std::unique_lock<std::mutex>& lk, b
     first_scanned_ = true;
   }
   for (Candidate& c : found) candidates_.push_back(std::move(c));
-  scan_pos_ = to;
-  scan_done_ = to >= source_.size();
+  scan_pos_ = scanned_to;
+  scan_done_ = scanned_to >= source_.size();
   scanning_ = false;
   need_scan_ = false;
   resolve_locked();

@@ -96,6 +96,13 @@ class IndexBuilder {
   bool wait_finished(std::chrono::milliseconds timeout);
   // Compressed bytes resolved so far (for progress display); any thread may call it.
   uint64_t bytes_done() const;
+  // Candidates held (scanned and not yet resolved): at most about 2 x window + kMaxScanMarks,
+  // however dense the file is with marks.
+  size_t candidates_held() const;
+  // Marks kept from one scanned piece: one dense with them (a file of tiny streams has 40,000 a
+  // MiB, one crafted of block magics 170,000) is cut short, and the next scan starts at the first
+  // mark left out. An ordinary file has a few marks a MiB, a multistream dump a few dozen.
+  static constexpr size_t kMaxScanMarks = 1024;
   uint64_t bytes_total() const { return source_.size(); }
   // The result; call once, after finished().
   BuildResult take_result();

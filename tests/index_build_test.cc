@@ -332,6 +332,32 @@ TEST(IndexBuilder, AFinishedBuildHasResolvedEveryByte) {
   EXPECT_EQ(builder.bytes_total(), file.size());
 }
 
+// A file dense with marks (3,000 tiny streams: 6,000 marks in its first scan piece; a crafted one
+// holds 170,000 a MiB) is scanned in parts, so that the candidates a build holds stay bounded
+// (several builds hold theirs at once), and its index is exact.
+TEST(IndexBuilder, AFileDenseWithMarksHoldsBoundedCandidatesAndIsIndexedExactly) {
+  const StreamedFile sf = streamed_file(3000, 20, 63);
+  const Bytes file = sf.file();
+  FileLayout layout;
+  ASSERT_TRUE(walk_file(file, &layout));
+  const index::SpanBytes bytes(file);
+  constexpr size_t kWindow = 8;
+  index::IndexBuilder builder(bytes, kWindow);
+  bz2::BlockDecoder decoder;
+  bz2::ByteBuffer scratch;
+  size_t most = 0;
+  for (size_t steps = 0; builder.step(decoder, scratch) != index::IndexBuilder::Step::kFinished; ++steps) {
+    most = std::max(most, builder.candidates_held());
+    ASSERT_LT(steps, 100000u) << "the build does not end";
+  }
+  EXPECT_GT(most, kWindow);
+  EXPECT_LE(most, 2 * kWindow + index::IndexBuilder::kMaxScanMarks);
+  const index::BuildResult r = builder.take_result();
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.index.blocks.size(), 3000u);
+  EXPECT_TRUE(index_matches_layout(r.index, layout, sf.plain().size()));
+}
+
 // Decodes a whole file through `input` as mibz2 cat -j 1 does: the bytes written; the error in *e.
 Bytes decode_through(index::SourceWindow& input, bz2::Error* e) {
   Bytes got;

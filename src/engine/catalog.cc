@@ -24,6 +24,24 @@
 namespace mibz2::engine {
 namespace {
 
+// The bytes a build reads: SourceAccess::bytes over the build's descriptor, made anew when a build
+// that was parked (its descriptor closed: a parked build holds none) reopens its file to resume.
+// reset() is called only while no step of the build runs (a parked or resuming build has no job
+// on the pool), so the reads never race it.
+class ReopenedBytes final : public index::SourceBytes {
+ public:
+  ReopenedBytes(const SourceAccess& access, uint64_t size) : SourceBytes(size), access_(access) {}
+  void reset(int fd) { inner_ = fd >= 0 ? access_.bytes(fd, size()) : nullptr; }
+
+ private:
+  index::SourceRead read_at(uint64_t offset, size_t len, uint8_t* out) const override {
+    if (!inner_) return index::SourceRead::failure(EBADF, offset, len);
+    return inner_->read(offset, len, out);
+  }
+  const SourceAccess& access_;
+  std::unique_ptr<index::SourceBytes> inner_;
+};
+
 // Closes a descriptor at the end of a scope.
 struct FdCloser {
   int fd;
@@ -44,6 +62,17 @@ constexpr size_t kWindowPerThread = 4;
 // ordinary blocks (about 1 MB each), while blocks that expand to 46 MB are held a few at a time.
 // A stream's memory is then at most threads x (this + the largest block + a decoder's scratch).
 constexpr uint64_t kStreamBytesPerThread = 16 << 20;
+// Builds of files someone asked for that may be under way at once, besides one background build a
+// decoder thread: each holds a descriptor and a window of candidates (a few kB a thread). A shell
+// waits for one file at a time; sixteen leave room for many users and programs at once, and past
+// them a new file waits for a slot at most about one quantum.
+constexpr unsigned kUrgentBuilds = 16;
+// Decoder time a build has in its turn before it steps aside for a file that has not had one: long
+// enough that an ordinary file of a few tens of MB is done in its first turn and switching costs
+// nothing measurable (a switch closes and reopens the source), short enough that a file queued
+// behind a large or expanding one (a 5 KB file can take seconds of every decoder) waits about a
+// second, not for the whole build.
+constexpr std::chrono::nanoseconds kBuildQuantum = std::chrono::seconds(1);
 
 }  // namespace
 
@@ -96,31 +125,37 @@ std::string CatalogSummary::counters() const {
   return buf;
 }
 
-// One running build: the open source, the builder, and its jobs on the pool.
-struct Catalog::Build {
+// One build under way: the open source, the builder, and its jobs on the pool; its turn (BuildTurn:
+// the file, and the scheduler's record) when it is one of the queue's.
+struct Catalog::Build : BuildTurn {
+  explicit Build(FileRef f) : BuildTurn(std::move(f)) {}
   ~Build() {
     if (fd >= 0) close(fd);
   }
-  FileRef file;
   index::SourceIdentity id;
-  int fd = -1;                                  // the source, read with pread (never mapped)
-  std::unique_ptr<index::SourceBytes> file_bytes;  // over fd (SourceAccess::bytes)
+  int fd = -1;                                  // the source, read with pread (never mapped); -1 while parked
+  std::unique_ptr<ReopenedBytes> file_bytes;    // over fd (SourceAccess::bytes)
   const index::SourceBytes* bytes = nullptr;   // what the builder reads: file_bytes, or stream_once's
   bool once = false;                            // stream_once: no source to check, nothing to store
   index::BuildResult once_result;               // stream_once: the result, set before the file settles
   std::unique_ptr<index::BlockStream> stream;  // stream(): the consumer's blocks
   std::shared_ptr<index::IndexBuilder> builder;
-  std::mutex mu;            // guards the four below (then the builder's lock: see Catalog::mu_)
-  unsigned jobs = 0;        // jobs queued or running on the pool
+  std::mutex mu;            // guards what follows (then the builder's lock: see Catalog::mu_)
+  unsigned jobs = 0;        // jobs queued or running on the pool (and a park or resume under way)
   bool finishing = false;   // finish_build() was started (once)
   bool consumer_done = false;  // a stream's consumer took its last block, or stopped
+  bool yielding = false;    // it gave its slot up: it claims no job, and is parked once its last ends
+  bool moved = false;       // resumed to find its source is no longer the file it read: it ends so
   // Why the catalog cancelled it, if it did: a stream's consumer stopped (kStopped), memory ran
   // out (kEnvironment). A build that fails by itself fails on the content (kNotBzip2).
   IndexFailure cancelled_as = IndexFailure::kNone;
 };
 
 Catalog::Catalog(Engine& engine, index::IndexStore& store, const SourceAccess* access)
-    : engine_(engine), store_(store), access_(access ? *access : plain_access_) {}
+    : engine_(engine),
+      store_(store),
+      access_(access ? *access : plain_access_),
+      sched_(engine.pool().threads() + kUrgentBuilds, engine.pool().threads(), kBuildQuantum) {}
 
 Catalog::~Catalog() {
   shutdown();
@@ -402,7 +437,7 @@ bool Catalog::load_if_current(const FileRef& file) {
 
 void Catalog::prepare(const FileRef& file, Need need) {
   bool now = need != Need::kSoon;
-  bool load = false, queue = false;
+  bool load = false, queue = false, promote = false;
   uint64_t forget_id = 0;
   {
     std::lock_guard lk(file->mu_);
@@ -424,9 +459,11 @@ void Catalog::prepare(const FileRef& file, Need need) {
         queue = true;
         break;
       case IndexState::kBuilding:
-        // Promote the running build: its next jobs go at demand priority.
-        if (now) file->wanted_now_ = true;
-        return;
+        // Promote the build: its next jobs go at demand priority, and a parked one waits among
+        // the urgent (asked once: one that parks later sees wanted_now_ itself).
+        if (!now || file->wanted_now_) return;
+        promote = true;
+        break;
       case IndexState::kLoading:
         // The loading thread queues the build, first in line, if there is no stored index.
         file->wanted_now_ = file->wanted_now_ || now;
@@ -447,6 +484,11 @@ void Catalog::prepare(const FileRef& file, Need need) {
         break;
     }
     file->wanted_now_ = file->wanted_now_ || now;
+  }
+  if (promote) {
+    sched_.promote(file);
+    schedule();
+    return;
   }
   if (forget_id) engine_.forget(forget_id);
   if (load) {
@@ -660,53 +702,36 @@ void Catalog::distrust(const FileRef& file, uint64_t file_id, const std::string&
 // --- builds ---
 
 void Catalog::queue_build(const FileRef& file, bool now) {
-  {
-    std::unique_lock lk(mu_);
-    if (stopping_) {
-      lk.unlock();
-      settle_failed(file, IndexFailure::kStopped, "unmounting");
-      return;
-    }
-    // Newest request first: the back of waiting_ is built next.
-    auto it = std::find(waiting_.begin(), waiting_.end(), file);
-    if (it != waiting_.end()) {
-      if (!now) return;
-      waiting_.erase(it);
-    }
-    waiting_.push_back(file);
-    if (queue_busy_) return;
-    queue_busy_ = true;
+  if (!sched_.queue(file, now)) {
+    settle_failed(file, IndexFailure::kStopped, "unmounting");
+    return;
   }
-  start_next_build();
+  schedule();
 }
 
-// The queue's next build; clears queue_busy_ when nothing is left.
-void Catalog::start_next_build() {
-  for (;;) {
-    FileRef next;
-    {
-      std::lock_guard lk(mu_);
-      MIBZ2_INVARIANT(queue_busy_);
-      if (waiting_.empty() || stopping_) {
-        queue_busy_ = false;
-        return;
-      }
-      next = waiting_.back();
-      waiting_.pop_back();
+void Catalog::schedule() {
+  while (std::optional<BuildScheduler::Start> next = sched_.next()) {
+    if (next->parked) {
+      resume_build(std::static_pointer_cast<Build>(next->parked));
+      continue;
     }
+    bool claimed;
     {
-      std::lock_guard lk(next->mu_);
-      if (next->state_ != IndexState::kQueued) continue;  // settled another way meanwhile
-      next->state_ = IndexState::kBuilding;
+      std::lock_guard lk(next->file->mu_);
+      claimed = next->file->state_ == IndexState::kQueued;  // else settled another way meanwhile
+      if (claimed) next->file->state_ = IndexState::kBuilding;
     }
-    if (start_build(next, nullptr)) return;
+    if (!claimed) {
+      sched_.give_back(next->urgent);
+      continue;
+    }
+    start_build(next->file, nullptr, nullptr, &*next);
   }
 }
 
 std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::unique_ptr<index::BlockStream> stream,
-                                                     const index::SourceBytes* once) {
-  auto build = std::make_shared<Build>();
-  build->file = file;
+                                                     const index::SourceBytes* once, const BuildScheduler::Start* slot) {
+  auto build = std::make_shared<Build>(file);
   if (once) {
     build->once = true;
     build->bytes = once;
@@ -715,6 +740,7 @@ std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::u
     build->fd = open_source(*file, &build->id, &err);
     if (build->fd < 0) {
       fail_for_now(file, err);
+      if (slot) sched_.give_back(slot->urgent);
       return nullptr;
     }
     spdlog::info("{}: indexing ({} compressed bytes)", file->path(), build->id.size);
@@ -722,7 +748,8 @@ std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::u
       std::lock_guard lk(file->mu_);
       file->source_size_ = build->id.size;
     }
-    build->file_bytes = access_.bytes(build->fd, build->id.size);
+    build->file_bytes = std::make_unique<ReopenedBytes>(access_, build->id.size);
+    build->file_bytes->reset(build->fd);
     build->bytes = build->file_bytes.get();
   }
   const size_t window = kWindowPerThread * engine_.pool().threads();
@@ -741,6 +768,7 @@ std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::u
     builds_.push_back(build);
     if (stopping_) build->builder->cancel();
   }
+  if (slot) sched_.started(*build, slot->urgent);  // before its first job, which reports to it
   pump(build);
   finish_if_done(build);  // cancelled before any job ran
   return build;
@@ -765,7 +793,7 @@ Priority Catalog::job_priority(const Build& build) const {
 
 // How many more jobs the build wants now (counted as queued from here on).
 unsigned Catalog::claim_jobs_locked(Build& build) {
-  if (build.finishing) return 0;
+  if (build.finishing || build.yielding) return 0;
   const size_t ready = build.builder->ready_work();
   const unsigned width = engine_.pool().threads();
   unsigned n = 0;
@@ -811,27 +839,98 @@ void Catalog::run_job(const std::shared_ptr<Build>& build, WorkerContext& ctx) {
     engine_.pool().submit(Priority::kBackground, [this, build](WorkerContext& c) { run_job(build, c); });
     return;
   }
+  const auto began = std::chrono::steady_clock::now();
   try {
     build->builder->step(ctx.decoder, ctx.compressed);
   } catch (const std::exception& e) {
     // Out of memory in a decode: the build cannot be trusted to be whole.
     fail_build(*build, e);
   }
+  build->served_ns.fetch_add(std::chrono::nanoseconds(std::chrono::steady_clock::now() - began).count(),
+                             std::memory_order_relaxed);
   const Priority priority = job_priority(*build);
+  if (!build->stream) {
+    // Its turn, told while this job still counts (so the catalog cannot go meanwhile): a slot it
+    // gives up goes to the next file at once.
+    const BuildScheduler::Verdict verdict = sched_.job_done(*build, priority == Priority::kDemand);
+    if (verdict == BuildScheduler::Verdict::kYield) {
+      std::lock_guard lk(build->mu);
+      build->yielding = true;
+    }
+    if (verdict != BuildScheduler::Verdict::kGoOn) schedule();
+  }
   // This job's count is given back and the next jobs claimed in one step: a job that ends while
   // another is still counted leaves the claiming to that one, so no ready work is left behind.
   // Once its count is given back, a job touches `this` only to submit what it claimed (the build
-  // cannot finish while those count) or to finish the build itself.
+  // cannot finish while those count), to finish the build itself, or to park it (holding a count
+  // again).
   unsigned submit;
-  bool finish;
+  bool finish, park;
   {
     std::lock_guard lk(build->mu);
     --build->jobs;
     submit = claim_jobs_locked(*build);
     finish = claim_finish_locked(*build);
+    park = !finish && build->yielding && build->jobs == 0;
+    if (park) ++build->jobs;  // held by park_build()
   }
   submit_jobs(build, submit, priority);
   if (finish) finish_build(build);
+  if (park) park_build(build);
+}
+
+bool Catalog::wanted_now(const CatalogFile& file) const {
+  std::lock_guard lk(file.mu_);
+  return file.wanted_now_;
+}
+
+void Catalog::park_build(const std::shared_ptr<Build>& build) {
+  int fd;
+  {
+    std::lock_guard lk(build->mu);
+    fd = std::exchange(build->fd, -1);
+    build->file_bytes->reset(-1);
+  }
+  if (fd >= 0) close(fd);  // a parked build holds no descriptor: there may be many
+  spdlog::debug("{}: indexing steps aside for other files ({} of {} bytes done)", build->file->path(),
+                build->builder->bytes_done(), build->builder->bytes_total());
+  const bool urgent = wanted_now(*build->file);
+  // Asked for while it was being parked: prepare() found nothing parked to promote.
+  if (sched_.park(build, urgent) && !urgent && wanted_now(*build->file)) sched_.promote(build->file);
+  schedule();  // its turn may come at once
+  bool finish;
+  {
+    std::lock_guard lk(build->mu);
+    --build->jobs;
+    finish = claim_finish_locked(*build);  // cancelled meanwhile (shutdown)
+  }
+  if (finish) finish_build(build);
+}
+
+void Catalog::resume_build(const std::shared_ptr<Build>& build) {
+  {
+    std::lock_guard lk(build->mu);
+    ++build->jobs;  // held while its source is reopened: the build cannot finish meanwhile
+  }
+  // The same file it was (FORMAT.md's identity, fingerprint included), or the build ends: what it
+  // read so far is a fact about another file.
+  index::SourceIdentity id;
+  std::string err;
+  const int fd = open_source(*build->file, &id, &err);
+  const bool same = fd >= 0 && id == build->id;
+  {
+    std::lock_guard lk(build->mu);
+    build->fd = fd;
+    build->file_bytes->reset(fd);
+    build->yielding = false;
+    build->moved = !same;
+  }
+  if (!same) build->builder->cancel();
+  // The count held becomes its first job (which, if it was cancelled, finishes it on the pool),
+  // and it claims as many more as it has work ready.
+  const Priority priority = job_priority(*build);
+  submit_jobs(build, 1, priority);
+  pump(build);
 }
 
 // Whether the caller is the one to finish the build: it finished and no job of it is left.
@@ -900,7 +999,12 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
     std::lock_guard lk(mu_);
     stopping = stopping_;
   }
-  if (r.ok && !stopping && source_changed(*build)) {
+  bool moved;
+  {
+    std::lock_guard lk(build->mu);
+    moved = build->moved;
+  }
+  if (!stopping && (moved || (r.ok && source_changed(*build)))) {
     // What was read is a mix of the file before and after: never stored, never served.
     spdlog::info("{}: the source changed while it was indexed; indexing it again when it is needed", path);
     if (build->stream) {
@@ -963,7 +1067,11 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
                  damaged ? ", " + std::to_string(damaged) + (damaged == 1 ? " damaged block" : " damaged blocks") : "");
     settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(r.index)), std::move(origin));
   }
-  if (!build->stream) start_next_build();  // the queue's build: the queue goes on
+  if (!build->stream) {
+    // The queue's build: its slot goes to the next.
+    sched_.ended(*build);
+    schedule();
+  }
   // Last: the destructor may go once builds_ is empty, so nothing of `this` is touched after.
   std::lock_guard lk(mu_);
   busy_bytes_ += build->builder->bytes_done();
@@ -1048,15 +1156,14 @@ bool Catalog::source_changed(const Build& build) const {
 // --- the end ---
 
 void Catalog::shutdown() {
-  std::deque<FileRef> waiting;
   std::vector<std::shared_ptr<Build>> builds;
   {
     std::lock_guard lk(mu_);
     if (stopping_) return;
     stopping_ = true;
-    waiting.swap(waiting_);
-    builds = builds_;
+    builds = builds_;  // parked builds too; one started after this cancels itself (stopping_)
   }
+  const std::vector<FileRef> waiting = sched_.stop();
   for (const auto& b : builds) {
     b->builder->cancel();
     finish_if_done(b);
@@ -1065,8 +1172,12 @@ void Catalog::shutdown() {
 }
 
 size_t Catalog::pending() const {
-  std::lock_guard lk(mu_);
-  return waiting_.size() + builds_.size();
+  size_t building;
+  {
+    std::lock_guard lk(mu_);
+    building = builds_.size();
+  }
+  return sched_.waiting() + building;  // (the scheduler's lock is taken alone)
 }
 
 }  // namespace mibz2::engine

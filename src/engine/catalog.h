@@ -15,21 +15,38 @@
 // content's name, else the sidecar next to the source; one of the same content (size and
 // fingerprint) but another mtime or inode (a copy, a sidecar) is used once a sample of 8 blocks
 // spread over the file decodes exactly as its records say (decoded side by side on the pool, at
-// demand priority, while the loading thread waits: tens of milliseconds). Builds run on the engine's
-// decoder pool, one file at a time on every worker: each job is one IndexBuilder step (a scan or
-// one block's decode) at background priority, so reads always go first and a build never holds a
-// worker for longer than a block; the driver keeps as many jobs queued as the builder has work
-// ready (IndexBuilder::ready_work), never more than the pool's width, and no worker ever waits for
-// build work. Files waiting for a build are served newest request first; a file someone waits for
-// (stat, open) goes to the front, and its build runs at demand priority. A waiter can be stopped
-// (std::stop_token: a FUSE interrupt) and the build goes on. shutdown() cancels the build and
-// settles every file still waiting as failed, so no thread stays blocked at unmount.
+// demand priority, while the loading thread waits: tens of milliseconds).
+//
+// Builds run on the engine's decoder pool, several at once: each job is one IndexBuilder step (a
+// scan or one block's decode), so a build never holds a worker for longer than a block; the driver
+// keeps as many jobs queued as the builder has work ready (IndexBuilder::ready_work), never more
+// than the pool's width, and no worker ever waits for build work. The jobs of the builds under way
+// share the pool's queues in turn, so those builds share the workers job by job. Which builds are
+// under way is the BuildScheduler's (build_scheduler.h; a tiny file can expand 900000:1, and no
+// file may hold up another):
+//  - a file someone asks for (stat, open, lookup: kNow) starts its build at once, whatever else is
+//    building, and its jobs go at demand priority, ahead of every background job: it gets a worker
+//    within about one block's decode (past kUrgentBuilds such files at once, a new one waits for a
+//    slot at most about a quantum);
+//  - files of the tree walk (kSoon) are built as many at once as there are workers, newest request
+//    first; a build that has had its quantum (kBuildQuantum of decoder time) steps aside for a file
+//    that has not had a turn yet: parked, its progress kept and its source closed, it resumes when
+//    a slot is free (and ends, as for a source that changed, if the file is not the one it was).
+// Reads go before background builds (demand and read-ahead jobs). Streams (stream(), stream_once())
+// are builds of their own, at demand priority, outside the scheduler. A waiter can be stopped
+// (std::stop_token: a FUSE interrupt) and the build goes on. shutdown() cancels every build, parked
+// ones too, and settles every file still waiting as failed, so no thread stays blocked at unmount.
+//
+// What builds hold: at most kUrgentBuilds + the pool's width are under way at once (a few more for
+// a moment: one that yields gives its slot up while its last jobs end), each with its descriptor
+// and a bounded window of candidates (IndexBuilder::candidates_held); a parked build keeps no
+// descriptor, only its index so far. Decoded bytes are the workers' own (a block each), never a
+// build's: builds take no more memory than one block a decoder thread, however many are under way.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -39,6 +56,7 @@
 #include <vector>
 
 #include "base/report_once.h"
+#include "engine/build_scheduler.h"
 #include "engine/engine.h"
 #include "engine/source_access.h"
 #include "index/block_check.h"
@@ -186,7 +204,7 @@ class Catalog {
 
   enum class Need {
     kSoon,     // load or queue its build (the tree walk at mount)
-    kNow,      // someone waits: first in line, its build at demand priority; a file failed for
+    kNow,      // someone waits: its build starts at once, at demand priority; a file failed for
                // an environmental reason (IndexFailure::kEnvironment) is tried once more
     kRebuild,  // build it again even if an index is current (mibz2 verify, index --force)
   };
@@ -241,18 +259,32 @@ class Catalog {
   void set_distrust_listener(std::function<void(const FileRef&)> listener) { distrust_listener_ = std::move(listener); }
 
   // Test hook (mibz2fs's MIBZ2FS_TEST_HOLD_BUILDS): while `held` returns true, every build stays at
-  // its start (building 0%) and the queue behind it waits; its jobs step aside every few ms so that
-  // reads still run. Set before the first build.
+  // its start (building 0%; no quantum passes) and the files waiting behind those under way wait;
+  // its jobs step aside every few ms so that reads still run. Set before the first build.
   void hold_builds_while(std::function<bool()> held) { hold_ = std::move(held); }
+  // Test hook: the decoder time a build has in its turn before it steps aside for a file that has
+  // not had one (kBuildQuantum in catalog.cc); 0 makes builds park and resume at every job.
+  void set_build_quantum(std::chrono::nanoseconds quantum) { sched_.set_quantum(quantum); }
 
  private:
   struct Build;
   bool load_stored(const FileRef& file);  // true: settled (loaded, or failed to open)
+  // The file waits for its build (`now`: someone asked for it: urgent); schedule() starts it.
   void queue_build(const FileRef& file, bool now);
-  void start_next_build();
+  // Starts and resumes builds while the scheduler has slots free for those waiting.
+  void schedule();
   // `once`: the bytes of a source read once (stream_once), instead of opening the file's source.
+  // `slot`: the scheduler's start of a queued file (it gives the slot back if the build cannot begin).
   std::shared_ptr<Build> start_build(const FileRef& file, std::unique_ptr<index::BlockStream> stream,
-                                     const index::SourceBytes* once = nullptr);
+                                     const index::SourceBytes* once = nullptr,
+                                     const BuildScheduler::Start* slot = nullptr);
+  // A build that yielded and whose last job ended (its count held by the caller, and given back
+  // here): its source closed, it waits in the scheduler for a slot.
+  void park_build(const std::shared_ptr<Build>& build);
+  // A parked build the scheduler gave a slot: its source reopened (if it is still the file it was,
+  // else the build ends as for a source that changed), its jobs queued again.
+  void resume_build(const std::shared_ptr<Build>& build);
+  bool wanted_now(const CatalogFile& file) const;
   // The block queue of a stream (stream(), stream_once()), with the decoded bytes it may hold
   // ahead of its consumer; it pumps `build` (the caller's, set once started) as room frees.
   std::unique_ptr<index::BlockStream> make_block_stream(std::shared_ptr<Build>& build);
@@ -302,16 +334,15 @@ class Catalog {
   const PlainSourceAccess plain_access_;
   const SourceAccess& access_;
 
-  // Lock order: Catalog::mu_, a CatalogFile's mu_ and a build's mu are never held together. Under a
-  // build's mu its IndexBuilder's lock is taken (to see its ready work), and under that a stream's
-  // (BlockStream) — never the reverse. None is held across I/O, a decode, or a call into the
-  // engine's cache or pool.
+  // Lock order: Catalog::mu_, a CatalogFile's mu_, a build's mu and the scheduler's are never held
+  // together. Under a build's mu its IndexBuilder's lock is taken (to see its ready work), and under
+  // that a stream's (BlockStream) — never the reverse. None is held across I/O, a decode, or a call
+  // into the engine's cache or pool.
   mutable std::mutex mu_;
   std::condition_variable idle_;     // builds_ became empty (for the destructor)
+  BuildScheduler sched_;             // the files waiting for a build, and which builds run
   // --- guarded by mu_ ---
-  std::deque<FileRef> waiting_;      // files queued for a build; back = next (newest request first)
-  bool queue_busy_ = false;          // a build from waiting_ is running
-  std::vector<std::shared_ptr<Build>> builds_;  // every running build (the queue's, and streams)
+  std::vector<std::shared_ptr<Build>> builds_;  // every build under way (parked ones too, and streams)
   bool stopping_ = false;
   bool warned_unsaved_ = false;      // "indexes kept in memory only" was logged
   std::vector<std::weak_ptr<CatalogFile>> files_;  // every entry add() made (for summary())
