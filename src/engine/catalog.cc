@@ -48,12 +48,6 @@ struct FdCloser {
   ~FdCloser() { close(fd); }
 };
 
-// A fresh cache key for a file's content.
-uint64_t new_file_id() {
-  static std::atomic<uint64_t> next{1};
-  return next.fetch_add(1, std::memory_order_relaxed);
-}
-
 // Candidates in flight ahead of the resolution point, per decoder thread: enough to keep every
 // worker busy while resolution waits for the oldest decode, few enough to bound the decoded bytes
 // a streamed build holds.
@@ -145,20 +139,7 @@ int Catalog::open_source(const CatalogFile& file, index::SourceIdentity* id, std
 
 void Catalog::settle_ready(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin) {
   log_damage(file->path(), *index);
-  {
-    std::lock_guard lk(file->mu_);
-    file->state_ = IndexState::kReady;
-    file->confirmed_ctime_ns_ = index->source.ctime_ns;
-    file->index_ = std::move(index);
-    file->file_id_ = new_file_id();
-    file->error_.clear();
-    file->failure_ = IndexFailure::kNone;
-    file->origin_ = std::move(origin);
-    file->builder_.reset();
-    file->wanted_now_ = false;
-    file->distrust_stored_ = false;
-  }
-  file->settled_.notify_all();
+  file->settle_ready(std::move(index), std::move(origin));
 }
 
 void Catalog::settle_failed(const FileRef& file, IndexFailure failure, std::string error, IndexOrigin origin) {
@@ -168,20 +149,8 @@ void Catalog::settle_failed(const FileRef& file, IndexFailure failure, std::stri
     std::lock_guard lk(mu_);
     ++failures_;
   }
-  {
-    std::lock_guard lk(file->mu_);
-    file->state_ = IndexState::kFailed;
-    file->error_ = std::move(error);
-    file->failure_ = failure;
-    file->origin_ = std::move(origin);
-    file->not_loaded_reason_.clear();
-    file->failed_identity_ = known ? index::SourceIdentity::from_stat(st) : index::SourceIdentity{};
-    file->confirmed_ctime_ns_ = file->failed_identity_.ctime_ns;
-    file->index_.reset();
-    file->builder_.reset();
-    file->wanted_now_ = false;
-  }
-  file->settled_.notify_all();
+  file->settle_failed(failure, std::move(error), std::move(origin),
+                      known ? index::SourceIdentity::from_stat(st) : index::SourceIdentity{});
 }
 
 void Catalog::fail_for_now(const FileRef& file, const std::string& error, IndexOrigin origin) {
@@ -202,10 +171,7 @@ bool Catalog::load_stored(const FileRef& file) {
   const FdCloser closer{fd};
   const std::unique_ptr<index::SourceBytes> bytes = access_.bytes(fd, id.size);
   const index::SourceBytes& source = *bytes;
-  {
-    std::lock_guard lk(file->mu_);
-    file->source_size_ = id.size;
-  }
+  file->note_source_size(id.size);
   IndexOrigin origin;
   origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(id);
   std::vector<std::string> not_used;  // why stored indexes were not used, for the build's origin
@@ -272,8 +238,7 @@ bool Catalog::load_stored(const FileRef& file) {
   for (const std::string& r : not_used) why += (why.empty() ? "" : "; ") + r;
   if (!why.empty()) spdlog::warn("{}: stored index not used, rebuilding: {}", file->path(), why);
   if (!untrusted.empty()) why += (why.empty() ? "" : "; ") + untrusted;
-  std::lock_guard lk(file->mu_);
-  file->not_loaded_reason_ = std::move(why);
+  file->note_not_loaded(std::move(why));
   return false;
 }
 
@@ -346,158 +311,67 @@ bool Catalog::accept_same_content(const CatalogFile& file, const index::SourceBy
 }
 
 bool Catalog::load_if_current(const FileRef& file) {
-  {
-    std::lock_guard lk(file->mu_);
-    if (file->state_ == IndexState::kReady) return true;
-    if (file->state_ != IndexState::kUnknown && file->state_ != IndexState::kStale) return false;
-    if (file->distrust_stored_) return false;
-    file->state_ = IndexState::kLoading;
+  switch (file->claim_load()) {
+    case CatalogFile::LoadClaim::kReady: return true;
+    case CatalogFile::LoadClaim::kBusy: return false;
+    case CatalogFile::LoadClaim::kClaimed: break;
   }
-  if (load_stored(file)) {
-    std::lock_guard lk(file->mu_);
-    return file->state_ == IndexState::kReady;
-  }
-  bool queue = false, now = false;
-  {
-    std::lock_guard lk(file->mu_);
-    // Someone asked for it meanwhile (prepare saw it loading): the build is theirs to have.
-    queue = file->wanted_now_;
-    now = file->wanted_now_;
-    file->state_ = queue ? IndexState::kQueued : IndexState::kUnknown;
-  }
-  if (queue) queue_build(file, now);
+  if (load_stored(file)) return file->state() == IndexState::kReady;
+  // Someone asked for it meanwhile (prepare saw it loading): the build is theirs to have.
+  bool now = false;
+  if (file->after_no_stored_index(/*build=*/false, &now)) queue_build(file, now);
   return false;
 }
 
 // --- what a file needs ---
 
 void Catalog::prepare(const FileRef& file, Need need) {
-  bool now = need != Need::kSoon;
-  bool load = false, queue = false, promote = false;
-  uint64_t forget_id = 0;
-  {
-    std::lock_guard lk(file->mu_);
-    // Failed for a reason of the machine's (a read error, out of memory, cannot open), which says
-    // nothing of the file: whoever needs it now gets one more attempt from the start (load, else
-    // build), and everyone who asks meanwhile waits for that same attempt (it is loading, queued
-    // or building). The tree walk (kSoon) never retries: no attempt without someone who needs
-    // the file, so a lasting fault costs one attempt a request, never a loop.
-    if (file->state_ == IndexState::kFailed && file->failure_ == IndexFailure::kEnvironment && need == Need::kNow)
-      file->state_ = IndexState::kUnknown;
-    switch (file->state_) {
-      case IndexState::kReady:
-      case IndexState::kFailed:
-        if (need != Need::kRebuild) return;
-        forget_id = file->file_id_;
-        file->index_.reset();
-        file->reader_.reset();
-        file->state_ = IndexState::kQueued;
-        queue = true;
-        break;
-      case IndexState::kBuilding:
-        // Promote the build: its next jobs go at demand priority, and a parked one waits among
-        // the urgent (asked once: one that parks later sees wanted_now_ itself).
-        if (!now || file->wanted_now_) return;
-        promote = true;
-        break;
-      case IndexState::kLoading:
-        // The loading thread queues the build, first in line, if there is no stored index.
-        file->wanted_now_ = file->wanted_now_ || now;
-        return;
-      case IndexState::kQueued:
-        if (!now) return;
-        queue = true;  // moves to the front
-        break;
-      case IndexState::kUnknown:
-      case IndexState::kStale:
-        if (need == Need::kRebuild || file->distrust_stored_) {
-          file->state_ = IndexState::kQueued;
-          queue = true;
-        } else {
-          file->state_ = IndexState::kLoading;  // claimed: nobody else loads it meanwhile
-          load = true;
-        }
-        break;
-    }
-    file->wanted_now_ = file->wanted_now_ || now;
-  }
-  if (promote) {
+  const CatalogFile::Next next = file->prepare(need);
+  if (next.kind == CatalogFile::Next::kNothing) return;
+  if (next.kind == CatalogFile::Next::kPromote) {
     sched_.promote(file);
     schedule();
     return;
   }
-  if (forget_id) engine_.forget(forget_id);
-  if (load) {
+  if (next.forget_id) engine_.forget(next.forget_id);
+  bool now = next.now;
+  if (next.kind == CatalogFile::Next::kLoad) {
     if (load_stored(file)) return;
-    std::lock_guard lk(file->mu_);
-    file->state_ = IndexState::kQueued;
-    now = file->wanted_now_;  // someone may have asked urgently while it loaded
-    queue = true;
+    file->after_no_stored_index(/*build=*/true, &now);  // someone may have asked urgently while it loaded
   }
-  if (queue) queue_build(file, now);
+  queue_build(file, now);
 }
 
 bool Catalog::wait(const FileRef& file, std::stop_token stop) {
   for (;;) {
     prepare(file, Need::kNow);
-    std::unique_lock lk(file->mu_);
-    // Stale again: prepare() found the file ready, and before this lock refresh() saw it changed
+    // Stale again: prepare() found the file ready, and before the wait refresh() saw it changed
     // or distrust() dropped its index (and perhaps a load found no index since and left it
-    // unknown). Nobody indexes it until it is asked for: ask again. (Both wake this wait.)
-    const auto stale = [&] { return file->state_ == IndexState::kStale || file->state_ == IndexState::kUnknown; };
-    file->settled_.wait(lk, stop, [&] {
-      return file->state_ == IndexState::kReady || file->state_ == IndexState::kFailed || stale();
-    });
-    if (stale() && !stop.stop_requested()) continue;
-    return file->state_ == IndexState::kReady;
+    // unknown). Nobody indexes it until it is asked for: ask again. (Both wake the wait.)
+    const IndexState state = file->wait_settled_or_stale(stop);
+    if ((state == IndexState::kStale || state == IndexState::kUnknown) && !stop.stop_requested()) continue;
+    return state == IndexState::kReady;
   }
 }
 
 bool Catalog::stopped_waiting(const FileRef& file, const std::stop_token& stop) const {
   if (!stop.stop_requested()) return false;
-  std::lock_guard lk(file->mu_);
-  return file->state_ != IndexState::kReady && file->state_ != IndexState::kFailed;
+  const IndexState state = file->state();
+  return state != IndexState::kReady && state != IndexState::kFailed;
 }
 
 bool Catalog::wait_for(const FileRef& file, std::chrono::milliseconds timeout) {
-  std::unique_lock lk(file->mu_);
-  return file->settled_.wait_for(lk, timeout, [&] {
-    return file->state_ == IndexState::kReady || file->state_ == IndexState::kFailed;
-  });
+  return file->wait_settled_for(timeout);
 }
 
-IndexStatus Catalog::status(const FileRef& file) const {
-  IndexStatus s;
-  std::shared_ptr<const index::IndexBuilder> builder;
-  {
-    std::lock_guard lk(file->mu_);
-    s.state = file->state_;
-    s.index = file->index_;
-    s.error = file->error_;
-    s.failure = file->failure_;
-    s.origin = file->origin_;
-    builder = file->builder_;
-  }
-  if (builder) {
-    s.build_done = builder->bytes_done();
-    s.build_total = builder->bytes_total();
-  }
-  return s;
-}
+IndexStatus Catalog::status(const FileRef& file) const { return file->status(); }
 
 bool Catalog::refresh(const FileRef& file) {
   struct stat st;
   if (access_.stat(*file, &st) != 0) return false;  // gone: the open will fail on its own
   const index::SourceIdentity now = index::SourceIdentity::from_stat(st);
-  uint64_t forget_id = 0;
   std::shared_ptr<const index::BlockIndex> confirming;
-  {
-    std::lock_guard lk(file->mu_);
-    if (file->state_ != IndexState::kReady && file->state_ != IndexState::kFailed) return false;
-    const index::SourceIdentity& was = file->state_ == IndexState::kReady ? file->index_->source : file->failed_identity_;
-    if (was.same_stat(now) && file->confirmed_ctime_ns_ == now.ctime_ns) return false;
-    if (was.same_stat(now) && file->state_ == IndexState::kReady) confirming = file->index_;
-  }
+  if (file->compare(now, &confirming) == CatalogFile::Change::kNone) return false;
   // Only the ctime moved: a chmod, or content rewritten in place with size and mtime put back.
   // The fingerprint tells them apart (FORMAT.md), read outside every lock.
   if (confirming) {
@@ -505,24 +379,10 @@ bool Catalog::refresh(const FileRef& file) {
     std::string err;
     const int fd = open_source(*file, &id, &err);
     if (fd >= 0) close(fd);
-    std::lock_guard lk(file->mu_);
-    if (file->index_ != confirming) return false;  // settled again meanwhile
-    if (fd >= 0 && id == confirming->source) {
-      file->confirmed_ctime_ns_ = id.ctime_ns;
-      return false;
-    }
+    if (file->confirm(confirming, fd >= 0 ? &id : nullptr)) return false;
   }
-  {
-    std::lock_guard lk(file->mu_);
-    if (file->state_ != IndexState::kReady && file->state_ != IndexState::kFailed) return false;
-    if (confirming && file->index_ != confirming) return false;  // settled again meanwhile
-    // Changed: forget the old content; it is indexed again at the next need.
-    forget_id = file->file_id_;
-    file->state_ = IndexState::kStale;
-    file->index_.reset();
-    file->reader_.reset();
-  }
-  file->settled_.notify_all();  // a wait() that found it ready just now asks for it again
+  uint64_t forget_id = 0;
+  if (!file->go_stale(confirming, &forget_id)) return false;
   spdlog::info("{}: source changed since it was indexed; indexing it again", file->path());
   if (forget_id) engine_.forget(forget_id);
   return true;
@@ -548,26 +408,19 @@ CatalogSummary Catalog::summary() const {
   for (const auto& weak : files) {
     const FileRef f = weak.lock();
     if (!f) continue;
-    std::shared_ptr<const index::IndexBuilder> builder;
-    uint64_t size;
-    {
-      std::lock_guard lk(f->mu_);
-      switch (f->state_) {
-        case IndexState::kReady: ++s.ready; continue;
-        case IndexState::kFailed: ++s.failed; continue;
-        case IndexState::kBuilding: builder = f->builder_; break;
-        default: break;
-      }
-      size = f->source_size_;
-    }
-    if (builder) {
+    const CatalogFile::Tally t = f->tally();
+    if (t.state == IndexState::kReady) {
+      ++s.ready;
+    } else if (t.state == IndexState::kFailed) {
+      ++s.failed;
+    } else if (t.builder) {
       ++s.building;
-      const uint64_t done = builder->bytes_done(), total = builder->bytes_total();
+      const uint64_t done = t.builder->bytes_done(), total = t.builder->bytes_total();
       s.bytes_done += done;
       s.bytes_to_do += total > done ? total - done : 0;
     } else {
       ++s.queued;
-      s.bytes_to_do += size;
+      s.bytes_to_do += t.source_size;
     }
   }
   if (!s.seconds) s.bytes_done = 0;  // idle: no rate to speak of
@@ -583,14 +436,10 @@ std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error, s
       *error = stopped_waiting(file, stop) ? "interrupted" : status(file).error;
       return nullptr;
     }
-    std::shared_ptr<const index::BlockIndex> idx;
-    uint64_t file_id;
-    {
-      std::lock_guard lk(file->mu_);
-      if (auto shared = file->reader_.lock()) return shared;
-      idx = file->index_;
-      file_id = file->file_id_;
-    }
+    const CatalogFile::Current cur = file->current();
+    if (cur.reader) return cur.reader;
+    const std::shared_ptr<const index::BlockIndex>& idx = cur.index;
+    const uint64_t file_id = cur.file_id;
     if (!idx) continue;  // changed again meanwhile
     index::SourceIdentity id;
     const int fd = open_source(*file, &id, error);
@@ -605,29 +454,14 @@ std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error, s
     reader->set_mismatch_handler([this, weak = std::weak_ptr<CatalogFile>(file), file_id](const std::string& what) {
       if (FileRef f = weak.lock()) distrust(f, file_id, what);
     });
-    std::lock_guard lk(file->mu_);
-    if (file->file_id_ == file_id) {
-      // Opens racing here each made a Reader: the first one stored is the file's, so that its
-      // readers share one in-flight table and a block is decoded once for all of them.
-      if (auto shared = file->reader_.lock()) return shared;
-      file->reader_ = reader;
-    }
-    return reader;
+    return file->share_reader(std::move(reader), file_id);
   }
   if (error->empty()) *error = "the source keeps changing";
   return nullptr;
 }
 
 void Catalog::distrust(const FileRef& file, uint64_t file_id, const std::string& what) {
-  {
-    std::lock_guard lk(file->mu_);
-    if (file->file_id_ != file_id || file->state_ != IndexState::kReady) return;  // already handled
-    file->state_ = IndexState::kStale;
-    file->index_.reset();
-    file->reader_.reset();
-    file->distrust_stored_ = true;
-  }
-  file->settled_.notify_all();  // a wait() that found it ready just now asks for it again
+  if (!file->distrust(file_id)) return;  // already handled
   // Once per index: the first block found to differ says it for all (the others fail alike).
   spdlog::warn("{}: its index does not match the source ({}); reads of it fail until it is indexed again",
                file->path(), what);
@@ -651,13 +485,7 @@ void Catalog::schedule() {
       resume_build(std::static_pointer_cast<Build>(next->parked));
       continue;
     }
-    bool claimed;
-    {
-      std::lock_guard lk(next->file->mu_);
-      claimed = next->file->state_ == IndexState::kQueued;  // else settled another way meanwhile
-      if (claimed) next->file->state_ = IndexState::kBuilding;
-    }
-    if (!claimed) {
+    if (!next->file->start_building()) {  // settled another way meanwhile
       sched_.give_back(next->urgent);
       continue;
     }
@@ -680,10 +508,7 @@ std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::u
       return nullptr;
     }
     spdlog::info("{}: indexing ({} compressed bytes)", file->path(), build->id.size);
-    {
-      std::lock_guard lk(file->mu_);
-      file->source_size_ = build->id.size;
-    }
+    file->note_source_size(build->id.size);
     build->file_bytes = std::make_unique<ReopenedBytes>(access_, build->id.size);
     build->file_bytes->reset(build->fd);
     build->bytes = build->file_bytes.get();
@@ -691,10 +516,7 @@ std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::u
   const size_t window = kWindowPerThread * engine_.pool().threads();
   build->stream = std::move(stream);
   build->builder = std::make_shared<index::IndexBuilder>(*build->bytes, window, build->stream.get());
-  {
-    std::lock_guard lk(file->mu_);
-    file->builder_ = build->builder;
-  }
+  file->building_with(build->builder);
   {
     std::lock_guard lk(mu_);
     if (builds_.empty()) {
@@ -723,8 +545,7 @@ void Catalog::pump(const std::shared_ptr<Build>& build) {
 
 Priority Catalog::job_priority(const Build& build) const {
   if (build.stream) return Priority::kDemand;  // its consumer waits for every block
-  std::lock_guard lk(build.file->mu_);
-  return build.file->wanted_now_ ? Priority::kDemand : Priority::kBackground;
+  return build.file->wanted_now() ? Priority::kDemand : Priority::kBackground;
 }
 
 // How many more jobs the build wants now (counted as queued from here on).
@@ -815,11 +636,6 @@ void Catalog::run_job(const std::shared_ptr<Build>& build, WorkerContext& ctx) {
   if (park) park_build(build);
 }
 
-bool Catalog::wanted_now(const CatalogFile& file) const {
-  std::lock_guard lk(file.mu_);
-  return file.wanted_now_;
-}
-
 void Catalog::park_build(const std::shared_ptr<Build>& build) {
   int fd;
   {
@@ -830,9 +646,9 @@ void Catalog::park_build(const std::shared_ptr<Build>& build) {
   if (fd >= 0) close(fd);  // a parked build holds no descriptor: there may be many
   spdlog::debug("{}: indexing steps aside for other files ({} of {} bytes done)", build->file->path(),
                 build->builder->bytes_done(), build->builder->bytes_total());
-  const bool urgent = wanted_now(*build->file);
+  const bool urgent = build->file->wanted_now();
   // Asked for while it was being parked: prepare() found nothing parked to promote.
-  if (sched_.park(build, urgent) && !urgent && wanted_now(*build->file)) sched_.promote(build->file);
+  if (sched_.park(build, urgent) && !urgent && build->file->wanted_now()) sched_.promote(build->file);
   schedule();  // its turn may come at once
   bool finish;
   {
@@ -913,12 +729,7 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
     // Nothing to check, store or log: the result goes to stream_once, which waits for the file.
     const bool ok = r.ok;
     build->once_result = std::move(r);
-    {
-      std::lock_guard lk(file->mu_);
-      file->state_ = ok ? IndexState::kReady : IndexState::kFailed;
-      file->builder_.reset();
-    }
-    file->settled_.notify_all();
+    file->end_pass(ok);
     std::lock_guard lk(mu_);
     builds_.erase(std::find(builds_.begin(), builds_.end(), build));
     if (builds_.empty()) {
@@ -946,14 +757,8 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
     if (build->stream) {
       settle_failed(file, IndexFailure::kEnvironment, "the source changed while it was read");
     } else {
-      bool again;
-      {
-        std::lock_guard lk(file->mu_);
-        again = file->wanted_now_;  // someone waits: build it again now (from the file as it is)
-        file->state_ = again ? IndexState::kQueued : IndexState::kStale;
-        file->builder_.reset();
-      }
-      if (again) queue_build(file, true);
+      // Someone waits: build it again now (from the file as it is).
+      if (file->rebuild_after_change()) queue_build(file, true);
     }
   } else if (!r.ok) {
     IndexOrigin origin;
@@ -979,11 +784,7 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
     origin.built = true;
     origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(build->id);
     origin.saved = store_.save(r.index, &origin.save_error);
-    origin.notes = std::move(r.notes);
-    {
-      std::lock_guard lk(file->mu_);
-      origin.not_loaded_reason = std::move(file->not_loaded_reason_);
-    }
+    origin.notes = std::move(r.notes);  // (settle_ready adds why no stored index was used)
     // Without a directory at all, whoever made the store said so already (the mount, at start).
     if (!origin.saved && !store_.dir().empty()) {
       std::lock_guard lk(mu_);
@@ -1019,13 +820,7 @@ void Catalog::finish_build(const std::shared_ptr<Build>& build) {
 }
 
 bool Catalog::stream(const FileRef& file, const std::function<bool(const index::BlockStream::Block&)>& sink) {
-  {
-    std::lock_guard lk(file->mu_);
-    // A stream is its file's only build (mibz2 cat): no other build can be under way.
-    MIBZ2_INVARIANT(file->state_ != IndexState::kBuilding && file->state_ != IndexState::kQueued &&
-                    file->state_ != IndexState::kLoading);
-    file->state_ = IndexState::kBuilding;
-  }
+  file->start_stream();
   // The stream's room is freed on this thread; the build is known once started.
   std::shared_ptr<Build> build;
   auto blocks = make_block_stream(build);
@@ -1033,9 +828,8 @@ bool Catalog::stream(const FileRef& file, const std::function<bool(const index::
   build = start_build(file, std::move(blocks));
   if (!build) return false;
   const bool stopped = consume(build, *stream, sink);
-  std::unique_lock lk(file->mu_);
-  file->settled_.wait(lk, [&] { return file->state_ == IndexState::kReady || file->state_ == IndexState::kFailed; });
-  return !stopped && file->state_ == IndexState::kReady;
+  const bool ready = file->wait_settled();
+  return !stopped && ready;
 }
 
 // Both kinds of stream (a file's, a pipe's) hold the same decoded bytes ahead of their consumer:
@@ -1067,17 +861,13 @@ index::BuildResult Catalog::stream_once(const index::SourceBytes& source,
                                         const std::function<bool(const index::BlockStream::Block&)>& sink) {
   // An entry of its own, never added to files_: it has no index life beyond this call.
   const FileRef file = std::make_shared<CatalogFile>("(stream)");
-  {
-    std::lock_guard lk(file->mu_);
-    file->state_ = IndexState::kBuilding;
-  }
+  file->start_stream();
   std::shared_ptr<Build> build;
   auto blocks = make_block_stream(build);
   index::BlockStream* stream = blocks.get();
   build = start_build(file, std::move(blocks), &source);
   consume(build, *stream, sink);
-  std::unique_lock lk(file->mu_);
-  file->settled_.wait(lk, [&] { return file->state_ == IndexState::kReady || file->state_ == IndexState::kFailed; });
+  file->wait_settled();
   return std::move(build->once_result);
 }
 

@@ -86,12 +86,7 @@ class Catalog {
   // when they are given. The caller keeps the reference; one entry per source is its rule.
   FileRef add(std::string path, uint64_t device = 0, uint64_t inode = 0);
 
-  enum class Need {
-    kSoon,     // load or queue its build (the tree walk at mount)
-    kNow,      // someone waits: its build starts at once, at demand priority; a file failed for
-               // an environmental reason (IndexFailure::kEnvironment) is tried once more
-    kRebuild,  // build it again even if an index is current (mibz2 verify, index --force)
-  };
+  using Need = engine::Need;  // (catalog_file.h)
   // Starts what the file needs, unless it is under way or settled (kRebuild: unless under way).
   void prepare(const FileRef& file, Need need);
   // prepare(kNow) and wait until the index is ready (true) or failed (false). A stop request ends
@@ -168,7 +163,6 @@ class Catalog {
   // A parked build the scheduler gave a slot: its source reopened (if it is still the file it was,
   // else the build ends as for a source that changed), its jobs queued again.
   void resume_build(const std::shared_ptr<Build>& build);
-  bool wanted_now(const CatalogFile& file) const;
   // The block queue of a stream (stream(), stream_once()), with the decoded bytes it may hold
   // ahead of its consumer; it pumps `build` (the caller's, set once started) as room frees.
   std::unique_ptr<index::BlockStream> make_block_stream(std::shared_ptr<Build>& build);
