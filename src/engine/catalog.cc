@@ -42,12 +42,6 @@ class ReopenedBytes final : public index::SourceBytes {
   std::unique_ptr<index::SourceBytes> inner_;
 };
 
-// Closes a descriptor at the end of a scope.
-struct FdCloser {
-  int fd;
-  ~FdCloser() { close(fd); }
-};
-
 // Candidates in flight ahead of the resolution point, per decoder thread: enough to keep every
 // worker busy while resolution waits for the oldest decode, few enough to bound the decoded bytes
 // a streamed build holds.
@@ -100,6 +94,7 @@ Catalog::Catalog(Engine& engine, index::IndexStore& store, const SourceAccess* a
     : engine_(engine),
       store_(store),
       access_(access ? *access : plain_access_),
+      stored_(engine, store, access_),
       sched_(engine.pool().threads() + kUrgentBuilds, engine.pool().threads(), kBuildQuantum) {}
 
 Catalog::~Catalog() {
@@ -119,20 +114,6 @@ FileRef Catalog::add(std::string path, uint64_t device, uint64_t inode) {
   }
   files_.push_back(file);
   return file;
-}
-
-int Catalog::open_source(const CatalogFile& file, index::SourceIdentity* id, std::string* error) const {
-  struct stat st;
-  const int fd = access_.open(file, &st);
-  if (fd < 0) {
-    *error = "cannot open: " + index::errno_words(-fd);
-    return -1;
-  }
-  if (!index::identify_source(fd, id, error)) {  // its words say what failed, and where
-    close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 // --- settling ---
@@ -161,153 +142,22 @@ void Catalog::fail_for_now(const FileRef& file, const std::string& error, IndexO
 // --- loading ---
 
 bool Catalog::load_stored(const FileRef& file) {
-  index::SourceIdentity id;
-  std::string err;
-  const int fd = open_source(*file, &id, &err);
-  if (fd < 0) {
-    fail_for_now(file, err);
-    return true;
-  }
-  const FdCloser closer{fd};
-  const std::unique_ptr<index::SourceBytes> bytes = access_.bytes(fd, id.size);
-  const index::SourceBytes& source = *bytes;
-  file->note_source_size(id.size);
-  IndexOrigin origin;
-  origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(id);
-  std::vector<std::string> not_used;  // why stored indexes were not used, for the build's origin
-  std::string untrusted;              // those not believed (index_trust.h): logged once, not each load
-  index::BlockIndex loaded;
-  std::string reason;
-  auto not_used_because = [&](index::Load got) {
-    if (got != index::Load::kUntrusted) return not_used.push_back(reason);
-    if (reported_untrusted_.first(file->path() + '\n' + reason))
-      spdlog::warn("{}: index file not used, the file is indexed as if there were none: {}", file->path(), reason);
-    untrusted += (untrusted.empty() ? "" : "; ") + reason;
-  };
-  int read_error = 0;  // a sample's read failed: nothing is judged, the file fails for now
-  // A stored index is used: counted (CatalogSummary::loaded), then the file is ready.
-  auto use = [&](IndexOrigin used) {
+  StoredIndexLoader::Found found = stored_.load(*file);
+  if (found.index) {
     {
+      // Counted before it settles: whoever sees it ready sees it counted.
       std::lock_guard lk(mu_);
       ++loaded_;
     }
-    settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(loaded)), std::move(used));
-    return true;
-  };
-
-  // The index directory, by the content's name: this very file's index, or a copy's.
-  const index::Load got = store_.load(id, &loaded, &reason);
-  loaded.source.ctime_ns = id.ctime_ns;  // index files do not keep it: the file's, as just confirmed
-  if (got == index::Load::kCurrent) {
-    return use(std::move(origin));
-  }
-  if (got == index::Load::kSameContent && accept_same_content(*file, source, id, &loaded, &origin, &reason, &read_error)) {
-    return use(std::move(origin));
-  }
-  if (read_error) {
-    fail_for_now(file, reason);
+    settle_ready(file, std::move(found.index), std::move(found.origin));
     return true;
   }
-  if (got != index::Load::kMissing) not_used_because(got);
-
-  // A sidecar published with the source, read only. Whatever its mtime and inode say, it is
-  // checked against a sample of the source's blocks: it comes from elsewhere.
-  const std::string sidecar = file->path() + index::kSidecarSuffix;
-  struct stat sidecar_dir;
-  if (const int sfd = access_.open_sidecar(*file, &sidecar_dir); sfd >= 0) {
-    const index::Load side = index::read_index_file(sfd, sidecar_dir, sidecar, id, &loaded, &reason);
-    close(sfd);
-    if (side == index::Load::kCurrent || side == index::Load::kSameContent) {
-      IndexOrigin from_sidecar;
-      from_sidecar.index_path = sidecar;
-      from_sidecar.sidecar = true;
-      if (accept_same_content(*file, source, id, &loaded, &from_sidecar, &reason, &read_error)) {
-        return use(std::move(from_sidecar));
-      }
-      if (read_error) {
-        fail_for_now(file, reason);
-        return true;
-      }
-    }
-    not_used_because(side);
-  } else if (sfd != -ENOENT) {
-    not_used.push_back("cannot open " + sidecar + ": " + std::strerror(-sfd));
+  if (!found.failure.empty()) {
+    fail_for_now(file, found.failure);
+    return true;
   }
-
-  std::string why;
-  for (const std::string& r : not_used) why += (why.empty() ? "" : "; ") + r;
-  if (!why.empty()) spdlog::warn("{}: stored index not used, rebuilding: {}", file->path(), why);
-  if (!untrusted.empty()) why += (why.empty() ? "" : "; ") + untrusted;
-  file->note_not_loaded(std::move(why));
+  file->note_not_loaded(std::move(found.not_used));
   return false;
-}
-
-// The blocks are decoded on the pool at demand priority, side by side (a reader waits for them as
-// for any read); the caller waits for all of them, so the references the jobs hold stay valid.
-index::BlockCheck Catalog::check_blocks(const index::BlockIndex& idx, const std::vector<size_t>& blocks,
-                                        const index::SourceBytes& source) const {
-  std::vector<std::future<index::BlockCheck>> results;
-  results.reserve(blocks.size());
-  for (size_t b : blocks) {
-    auto done = std::make_shared<std::promise<index::BlockCheck>>();
-    results.push_back(done->get_future());
-    engine_.pool().submit(Priority::kDemand, [&idx, &source, b, done](WorkerContext& ctx) {
-      try {
-        bz2::ByteBuffer out;
-        index::BlockCheck c = index::check_block(idx, b, source, ctx.decoder, ctx.compressed, out);
-        c.why = index::describe_check(idx, b, c);
-        done->set_value(std::move(c));
-      } catch (const std::exception& e) {
-        done->set_value({index::BlockCheck::kMismatch, index::describe_block(idx, b) + ": cannot decode: " + e.what(), {}});
-      }
-    });
-  }
-  index::BlockCheck first;
-  for (auto& r : results) {
-    index::BlockCheck c = r.get();
-    if (first.kind == index::BlockCheck::kOk) first = std::move(c);
-  }
-  return first;
-}
-
-bool Catalog::accept_same_content(const CatalogFile& file, const index::SourceBytes& source,
-                                  const index::SourceIdentity& id, index::BlockIndex* loaded, IndexOrigin* origin,
-                                  std::string* reason, int* read_error) const {
-  // Damage is a fact about one file's bytes: an index recording it is trusted only for the file it
-  // was made from. A copy with the same size and fingerprint may well be intact (the damage lies
-  // between the fingerprinted ends), and its blocks would then read as errors; it is indexed anew.
-  // Every kind of damage (truncation and stream CRC mismatch too) is a damaged record, counted.
-  if (loaded->damaged_blocks) {
-    *reason = (origin->sidecar ? origin->index_path : std::string("the stored index")) +
-              " records damage, which is trusted only for the file it was made from";
-    return false;
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<size_t> sample = index::sample_blocks(*loaded);
-  const index::BlockCheck check = check_blocks(*loaded, sample, source);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const size_t checked = sample.size();
-  if (check.kind == index::BlockCheck::kReadError) {
-    // Not a mismatch: the index is neither used nor rejected (nor rebuilt, which would read the
-    // same bytes); the file fails for now and is tried again.
-    *reason = "cannot validate " + (origin->sidecar ? origin->index_path : std::string("the stored index")) +
-              ": " + check.why;
-    *read_error = check.read.error;
-    return false;
-  }
-  if (check.kind != index::BlockCheck::kOk) {
-    *reason = (origin->sidecar ? origin->index_path : std::string("the stored index")) +
-              " has this file's size and fingerprint but not its blocks: " + check.why;
-    return false;
-  }
-  spdlog::info("{}: index {} validated for this copy ({} of {} blocks checked in {:.0f} ms)", file.path(),
-               origin->index_path, checked, loaded->blocks.size(), secs * 1000);
-  // From here on it is this file's index: refresh() and Engine::open compare with this identity.
-  loaded->source = id;
-  origin->validated = true;
-  origin->validation_seconds = secs;
-  origin->blocks_validated = checked;
-  return true;
 }
 
 bool Catalog::load_if_current(const FileRef& file) {
@@ -377,7 +227,7 @@ bool Catalog::refresh(const FileRef& file) {
   if (confirming) {
     index::SourceIdentity id;
     std::string err;
-    const int fd = open_source(*file, &id, &err);
+    const int fd = open_source(access_, *file, &id, &err);
     if (fd >= 0) close(fd);
     if (file->confirm(confirming, fd >= 0 ? &id : nullptr)) return false;
   }
@@ -442,7 +292,7 @@ std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error, s
     const uint64_t file_id = cur.file_id;
     if (!idx) continue;  // changed again meanwhile
     index::SourceIdentity id;
-    const int fd = open_source(*file, &id, error);
+    const int fd = open_source(access_, *file, &id, error);
     if (fd < 0) continue;
     std::shared_ptr<Reader> reader = engine_.open(file_id, file->path(), fd, id, idx, error);
     if (!reader) {
@@ -501,7 +351,7 @@ std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::u
     build->bytes = once;
   } else {
     std::string err;
-    build->fd = open_source(*file, &build->id, &err);
+    build->fd = open_source(access_, *file, &build->id, &err);
     if (build->fd < 0) {
       fail_for_now(file, err);
       if (slot) sched_.give_back(slot->urgent);
@@ -668,7 +518,7 @@ void Catalog::resume_build(const std::shared_ptr<Build>& build) {
   // read so far is a fact about another file.
   index::SourceIdentity id;
   std::string err;
-  const int fd = open_source(*build->file, &id, &err);
+  const int fd = open_source(access_, *build->file, &id, &err);
   const bool same = fd >= 0 && id == build->id;
   {
     std::lock_guard lk(build->mu);

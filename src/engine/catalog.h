@@ -55,12 +55,12 @@
 #include <string>
 #include <vector>
 
-#include "base/report_once.h"
 #include "engine/build_scheduler.h"
 #include "engine/catalog_file.h"
 #include "engine/catalog_report.h"
 #include "engine/engine.h"
 #include "engine/source_access.h"
+#include "engine/stored_index.h"
 #include "index/block_check.h"
 #include "index/block_index.h"
 #include "index/block_stream.h"
@@ -147,7 +147,9 @@ class Catalog {
 
  private:
   struct Build;
-  bool load_stored(const FileRef& file);  // true: settled (loaded, or failed to open)
+  // Loads the file's stored index (stored_index.h). True: settled (ready with it, or failed for
+  // now); false: there is none it can use (the reasons kept for its build's origin).
+  bool load_stored(const FileRef& file);
   // The file waits for its build (`now`: someone asked for it: urgent); schedule() starts it.
   void queue_build(const FileRef& file, bool now);
   // Starts and resumes builds while the scheduler has slots free for those waiting.
@@ -183,33 +185,17 @@ class Catalog {
   bool source_changed(const Build& build) const;
   // A Reader found a block that does not match the index with this cache key (`what`: which, how).
   void distrust(const FileRef& file, uint64_t file_id, const std::string& what);
-  // A stored or sidecar index whose content identity matches the source's (size, fingerprint)
-  // while its mtime or inode do not: checks a sample of its blocks against `source` (a few blocks
-  // spread over the file, index::sample_blocks, checked by check_blocks). True: it describes this
-  // file (its identity is made the source's, *origin says how long it took); false with *reason.
-  // A read of the source that failed on the way sets *read_error (its errno; *reason says where):
-  // the file then fails for now (kEnvironment), the index neither used nor judged.
-  bool accept_same_content(const CatalogFile& file, const index::SourceBytes& source, const index::SourceIdentity& id,
-                           index::BlockIndex* loaded, IndexOrigin* origin, std::string* reason,
-                           int* read_error) const;
-  // Checks `blocks` of `idx` against `source` (index::check_block), in parallel on the pool. kOk
-  // when all match; else what the first in order that did not found (its `why` in words, with the
-  // block). A read error is no mismatch: it says nothing of the index.
-  index::BlockCheck check_blocks(const index::BlockIndex& idx, const std::vector<size_t>& blocks,
-                                 const index::SourceBytes& source) const;
   void settle_ready(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin);
   void settle_failed(const FileRef& file, IndexFailure failure, std::string error, IndexOrigin origin = {});
   // The file cannot be had now for a reason of the machine's (`error` names it, with the errno):
   // logged, settled failed as kEnvironment, nothing stored; prepare(kNow) tries it again.
   void fail_for_now(const FileRef& file, const std::string& error, IndexOrigin origin = {});
-  // The one way the catalog opens a source (through access_): read-only, with its identity (size,
-  // mtime, inode, fingerprint). Returns the descriptor or -1 with *error.
-  int open_source(const CatalogFile& file, index::SourceIdentity* id, std::string* error) const;
 
   Engine& engine_;
   index::IndexStore& store_;
   const PlainSourceAccess plain_access_;
   const SourceAccess& access_;
+  StoredIndexLoader stored_;          // loads stored indexes and sidecars (stored_index.h)
 
   // Lock order: Catalog::mu_, a CatalogFile's mu_, a build's mu and the scheduler's are never held
   // together. Under a build's mu its IndexBuilder's lock is taken (to see its ready work), and under
@@ -231,7 +217,6 @@ class Catalog {
 
   std::function<bool()> hold_;       // test hook: builds wait while it returns true
   std::function<void(const FileRef&)> distrust_listener_;  // set_distrust_listener
-  ReportOnce reported_untrusted_;    // index files not believed, logged once each (load_stored)
 };
 
 }  // namespace mibz2::engine

@@ -5,13 +5,27 @@
 
 #include <cerrno>
 
-#include "engine/catalog.h"
+#include "engine/catalog_file.h"
 #include "index/index_store.h"
 #include "io/fd_io.h"
 
 namespace mibz2::engine {
 
 int sidecar_open_result(int fd_or_errno) { return fd_or_errno == -ENAMETOOLONG ? -ENOENT : fd_or_errno; }
+
+int open_source(const SourceAccess& access, const CatalogFile& file, index::SourceIdentity* id, std::string* error) {
+  struct stat st;
+  const int fd = access.open(file, &st);
+  if (fd < 0) {
+    *error = "cannot open: " + index::errno_words(-fd);
+    return -1;
+  }
+  if (!index::identify_source(fd, id, error)) {  // its words say what failed, and where
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
 
 std::unique_ptr<index::SourceBytes> SourceAccess::bytes(int fd, uint64_t size) const {
   return std::make_unique<index::FdBytes>(fd, size);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "index/block_index.h"
 #include "index/source_bytes.h"
 
 namespace mibz2::engine {
@@ -34,6 +35,10 @@ class SourceAccess {
   // A test may put faults in between.
   virtual std::unique_ptr<index::SourceBytes> bytes(int fd, uint64_t size) const;
 };
+
+// The one way the catalog opens a source (through `access`): read-only, with its identity (size,
+// mtime, inode, fingerprint). Returns the descriptor or -1 with *error.
+int open_source(const SourceAccess& access, const CatalogFile& file, index::SourceIdentity* id, std::string* error);
 
 // What an open of a sidecar returned, as open_sidecar returns it. A sidecar's name is its source's
 // with ".mibz2idx" added: for a source whose name is within 9 bytes of the longest the file system

@@ -1,0 +1,165 @@
+#include "engine/stored_index.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <future>
+
+#include <spdlog/spdlog.h>
+
+namespace mibz2::engine {
+namespace {
+
+// Closes a descriptor at the end of a scope.
+struct FdCloser {
+  int fd;
+  ~FdCloser() { close(fd); }
+};
+
+}  // namespace
+
+StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
+  Found found;
+  index::SourceIdentity id;
+  const int fd = open_source(access_, file, &id, &found.failure);
+  if (fd < 0) return found;
+  const FdCloser closer{fd};
+  const std::unique_ptr<index::SourceBytes> bytes = access_.bytes(fd, id.size);
+  const index::SourceBytes& source = *bytes;
+  file.note_source_size(id.size);
+  IndexOrigin origin;
+  origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(id);
+  std::vector<std::string> not_used;  // why stored indexes were not used, for the build's origin
+  std::string untrusted;              // those not believed (index_trust.h): logged once, not each load
+  index::BlockIndex loaded;
+  std::string reason;
+  auto not_used_because = [&](index::Load got) {
+    if (got != index::Load::kUntrusted) return not_used.push_back(reason);
+    if (reported_untrusted_.first(file.path() + '\n' + reason))
+      spdlog::warn("{}: index file not used, the file is indexed as if there were none: {}", file.path(), reason);
+    untrusted += (untrusted.empty() ? "" : "; ") + reason;
+  };
+  int read_error = 0;  // a sample's read failed: nothing is judged, the file fails for now
+  auto use = [&](IndexOrigin used) {
+    found.index = std::make_shared<const index::BlockIndex>(std::move(loaded));
+    found.origin = std::move(used);
+    return found;
+  };
+  // A sample's read failed: the file fails for now.
+  auto fail = [&] {
+    found.failure = reason;
+    return found;
+  };
+
+  // The index directory, by the content's name: this very file's index, or a copy's.
+  const index::Load got = store_.load(id, &loaded, &reason);
+  loaded.source.ctime_ns = id.ctime_ns;  // index files do not keep it: the file's, as just confirmed
+  if (got == index::Load::kCurrent) {
+    return use(std::move(origin));
+  }
+  if (got == index::Load::kSameContent && accept_same_content(file, source, id, &loaded, &origin, &reason, &read_error)) {
+    return use(std::move(origin));
+  }
+  if (read_error) return fail();
+  if (got != index::Load::kMissing) not_used_because(got);
+
+  // A sidecar published with the source, read only. Whatever its mtime and inode say, it is
+  // checked against a sample of the source's blocks: it comes from elsewhere.
+  const std::string sidecar = file.path() + index::kSidecarSuffix;
+  struct stat sidecar_dir;
+  if (const int sfd = access_.open_sidecar(file, &sidecar_dir); sfd >= 0) {
+    const index::Load side = index::read_index_file(sfd, sidecar_dir, sidecar, id, &loaded, &reason);
+    close(sfd);
+    if (side == index::Load::kCurrent || side == index::Load::kSameContent) {
+      IndexOrigin from_sidecar;
+      from_sidecar.index_path = sidecar;
+      from_sidecar.sidecar = true;
+      if (accept_same_content(file, source, id, &loaded, &from_sidecar, &reason, &read_error)) {
+        return use(std::move(from_sidecar));
+      }
+      if (read_error) return fail();
+    }
+    not_used_because(side);
+  } else if (sfd != -ENOENT) {
+    not_used.push_back("cannot open " + sidecar + ": " + std::strerror(-sfd));
+  }
+
+  std::string why;
+  for (const std::string& r : not_used) why += (why.empty() ? "" : "; ") + r;
+  if (!why.empty()) spdlog::warn("{}: stored index not used, rebuilding: {}", file.path(), why);
+  if (!untrusted.empty()) why += (why.empty() ? "" : "; ") + untrusted;
+  found.not_used = std::move(why);
+  return found;
+}
+
+// The blocks are decoded on the pool at demand priority, side by side (a reader waits for them as
+// for any read); the caller waits for all of them, so the references the jobs hold stay valid.
+index::BlockCheck StoredIndexLoader::check_blocks(const index::BlockIndex& idx, const std::vector<size_t>& blocks,
+                                                  const index::SourceBytes& source) const {
+  std::vector<std::future<index::BlockCheck>> results;
+  results.reserve(blocks.size());
+  for (size_t b : blocks) {
+    auto done = std::make_shared<std::promise<index::BlockCheck>>();
+    results.push_back(done->get_future());
+    engine_.pool().submit(Priority::kDemand, [&idx, &source, b, done](WorkerContext& ctx) {
+      try {
+        bz2::ByteBuffer out;
+        index::BlockCheck c = index::check_block(idx, b, source, ctx.decoder, ctx.compressed, out);
+        c.why = index::describe_check(idx, b, c);
+        done->set_value(std::move(c));
+      } catch (const std::exception& e) {
+        done->set_value({index::BlockCheck::kMismatch, index::describe_block(idx, b) + ": cannot decode: " + e.what(), {}});
+      }
+    });
+  }
+  index::BlockCheck first;
+  for (auto& r : results) {
+    index::BlockCheck c = r.get();
+    if (first.kind == index::BlockCheck::kOk) first = std::move(c);
+  }
+  return first;
+}
+
+bool StoredIndexLoader::accept_same_content(const CatalogFile& file, const index::SourceBytes& source,
+                                            const index::SourceIdentity& id, index::BlockIndex* loaded,
+                                            IndexOrigin* origin, std::string* reason, int* read_error) const {
+  // Damage is a fact about one file's bytes: an index recording it is trusted only for the file it
+  // was made from. A copy with the same size and fingerprint may well be intact (the damage lies
+  // between the fingerprinted ends), and its blocks would then read as errors; it is indexed anew.
+  // Every kind of damage (truncation and stream CRC mismatch too) is a damaged record, counted.
+  if (loaded->damaged_blocks) {
+    *reason = (origin->sidecar ? origin->index_path : std::string("the stored index")) +
+              " records damage, which is trusted only for the file it was made from";
+    return false;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<size_t> sample = index::sample_blocks(*loaded);
+  const index::BlockCheck check = check_blocks(*loaded, sample, source);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const size_t checked = sample.size();
+  if (check.kind == index::BlockCheck::kReadError) {
+    // Not a mismatch: the index is neither used nor rejected (nor rebuilt, which would read the
+    // same bytes); the file fails for now and is tried again.
+    *reason = "cannot validate " + (origin->sidecar ? origin->index_path : std::string("the stored index")) +
+              ": " + check.why;
+    *read_error = check.read.error;
+    return false;
+  }
+  if (check.kind != index::BlockCheck::kOk) {
+    *reason = (origin->sidecar ? origin->index_path : std::string("the stored index")) +
+              " has this file's size and fingerprint but not its blocks: " + check.why;
+    return false;
+  }
+  spdlog::info("{}: index {} validated for this copy ({} of {} blocks checked in {:.0f} ms)", file.path(),
+               origin->index_path, checked, loaded->blocks.size(), secs * 1000);
+  // From here on it is this file's index: refresh() and Engine::open compare with this identity.
+  loaded->source = id;
+  origin->validated = true;
+  origin->validation_seconds = secs;
+  origin->blocks_validated = checked;
+  return true;
+}
+
+}  // namespace mibz2::engine
