@@ -1,106 +1,26 @@
 #include "engine/catalog.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <future>
-#include <thread>
 
 #include <spdlog/spdlog.h>
 
-#include "base/invariant.h"
-#include "bz2/stream_parser.h"
 #include "engine/reader.h"
-#include "io/fd_io.h"
-#include "index/block_check.h"
-#include "index/source_bytes.h"
 
 namespace mibz2::engine {
-namespace {
-
-// The bytes a build reads: SourceAccess::bytes over the build's descriptor, made anew when a build
-// that was parked (its descriptor closed: a parked build holds none) reopens its file to resume.
-// reset() is called only while no step of the build runs (a parked or resuming build has no job
-// on the pool), so the reads never race it.
-class ReopenedBytes final : public index::SourceBytes {
- public:
-  ReopenedBytes(const SourceAccess& access, uint64_t size) : SourceBytes(size), access_(access) {}
-  void reset(int fd) { inner_ = fd >= 0 ? access_.bytes(fd, size()) : nullptr; }
-
- private:
-  index::SourceRead read_at(uint64_t offset, size_t len, uint8_t* out) const override {
-    if (!inner_) return index::SourceRead::failure(EBADF, offset, len);
-    return inner_->read(offset, len, out);
-  }
-  const SourceAccess& access_;
-  std::unique_ptr<index::SourceBytes> inner_;
-};
-
-// Candidates in flight ahead of the resolution point, per decoder thread: enough to keep every
-// worker busy while resolution waits for the oldest decode, few enough to bound the decoded bytes
-// a streamed build holds.
-constexpr size_t kWindowPerThread = 4;
-// Decoded bytes a stream (mibz2 cat) holds ahead of its consumer, per decoder thread: ample for
-// ordinary blocks (about 1 MB each), while blocks that expand to 46 MB are held a few at a time.
-// A stream's memory is then at most threads x (this + the largest block + a decoder's scratch).
-constexpr uint64_t kStreamBytesPerThread = 16 << 20;
-// Builds of files someone asked for that may be under way at once, besides one background build a
-// decoder thread: each holds a descriptor and a window of candidates (a few kB a thread). A shell
-// waits for one file at a time; sixteen leave room for many users and programs at once, and past
-// them a new file waits for a slot at most about one quantum.
-constexpr unsigned kUrgentBuilds = 16;
-// Decoder time a build has in its turn before it steps aside for a file that has not had one: long
-// enough that an ordinary file of a few tens of MB is done in its first turn and switching costs
-// nothing measurable (a switch closes and reopens the source), short enough that a file queued
-// behind a large or expanding one (a 5 KB file can take seconds of every decoder) waits about a
-// second, not for the whole build.
-constexpr std::chrono::nanoseconds kBuildQuantum = std::chrono::seconds(1);
-
-}  // namespace
-
-// One build under way: the open source, the builder, and its jobs on the pool; its turn (BuildTurn:
-// the file, and the scheduler's record) when it is one of the queue's.
-struct Catalog::Build : BuildTurn {
-  explicit Build(FileRef f) : BuildTurn(std::move(f)) {}
-  ~Build() {
-    if (fd >= 0) close(fd);
-  }
-  index::SourceIdentity id;
-  int fd = -1;                                  // the source, read with pread (never mapped); -1 while parked
-  std::unique_ptr<ReopenedBytes> file_bytes;    // over fd (SourceAccess::bytes)
-  const index::SourceBytes* bytes = nullptr;   // what the builder reads: file_bytes, or stream_once's
-  bool once = false;                            // stream_once: no source to check, nothing to store
-  index::BuildResult once_result;               // stream_once: the result, set before the file settles
-  std::unique_ptr<index::BlockStream> stream;  // stream(): the consumer's blocks
-  std::shared_ptr<index::IndexBuilder> builder;
-  std::mutex mu;            // guards what follows (then the builder's lock: see Catalog::mu_)
-  unsigned jobs = 0;        // jobs queued or running on the pool (and a park or resume under way)
-  bool finishing = false;   // finish_build() was started (once)
-  bool consumer_done = false;  // a stream's consumer took its last block, or stopped
-  bool yielding = false;    // it gave its slot up: it claims no job, and is parked once its last ends
-  bool moved = false;       // resumed to find its source is no longer the file it read: it ends so
-  // Why the catalog cancelled it, if it did: a stream's consumer stopped (kStopped), memory ran
-  // out (kEnvironment). A build that fails by itself fails on the content (kNotBzip2).
-  IndexFailure cancelled_as = IndexFailure::kNone;
-};
 
 Catalog::Catalog(Engine& engine, index::IndexStore& store, const SourceAccess* access)
     : engine_(engine),
-      store_(store),
       access_(access ? *access : plain_access_),
       stored_(engine, store, access_),
-      sched_(engine.pool().threads() + kUrgentBuilds, engine.pool().threads(), kBuildQuantum) {}
+      builds_(engine, store, access_, *this) {}
 
 Catalog::~Catalog() {
   shutdown();
-  std::unique_lock lk(mu_);
-  idle_.wait(lk, [this] { return builds_.empty(); });
+  builds_.wait_idle();  // their last steps call back here (BuildDriver::Outcomes)
 }
 
 FileRef Catalog::add(std::string path, uint64_t device, uint64_t inode) {
@@ -139,6 +59,24 @@ void Catalog::fail_for_now(const FileRef& file, const std::string& error, IndexO
   settle_failed(file, IndexFailure::kEnvironment, error, std::move(origin));
 }
 
+void Catalog::built(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin) {
+  {
+    // Counted before it settles: whoever sees it ready sees it counted.
+    std::lock_guard lk(mu_);
+    ++built_;
+    bytes_indexed_ += index->source.size;
+  }
+  settle_ready(file, std::move(index), std::move(origin));
+}
+
+void Catalog::failed(const FileRef& file, IndexFailure failure, std::string error, IndexOrigin origin) {
+  settle_failed(file, failure, std::move(error), std::move(origin));
+}
+
+void Catalog::failed_for_now(const FileRef& file, const std::string& error, IndexOrigin origin) {
+  fail_for_now(file, error, std::move(origin));
+}
+
 // --- loading ---
 
 bool Catalog::load_stored(const FileRef& file) {
@@ -169,7 +107,7 @@ bool Catalog::load_if_current(const FileRef& file) {
   if (load_stored(file)) return file->state() == IndexState::kReady;
   // Someone asked for it meanwhile (prepare saw it loading): the build is theirs to have.
   bool now = false;
-  if (file->after_no_stored_index(/*build=*/false, &now)) queue_build(file, now);
+  if (file->after_no_stored_index(/*build=*/false, &now)) builds_.queue(file, now);
   return false;
 }
 
@@ -179,8 +117,7 @@ void Catalog::prepare(const FileRef& file, Need need) {
   const CatalogFile::Next next = file->prepare(need);
   if (next.kind == CatalogFile::Next::kNothing) return;
   if (next.kind == CatalogFile::Next::kPromote) {
-    sched_.promote(file);
-    schedule();
+    builds_.promote(file);
     return;
   }
   if (next.forget_id) engine_.forget(next.forget_id);
@@ -189,7 +126,7 @@ void Catalog::prepare(const FileRef& file, Need need) {
     if (load_stored(file)) return;
     file->after_no_stored_index(/*build=*/true, &now);  // someone may have asked urgently while it loaded
   }
-  queue_build(file, now);
+  builds_.queue(file, now);
 }
 
 bool Catalog::wait(const FileRef& file, std::stop_token stop) {
@@ -248,12 +185,11 @@ CatalogSummary Catalog::summary() const {
     s.loaded = loaded_;
     s.failures = failures_;
     s.bytes_indexed = bytes_indexed_;
-    s.bytes_done = busy_bytes_;
-    const auto now = std::chrono::steady_clock::now();
-    const auto busy = builds_.empty() ? std::chrono::steady_clock::duration{} : now - busy_since_;
-    if (!builds_.empty()) s.seconds = std::chrono::duration<double>(busy).count();
-    s.build_seconds = std::chrono::duration<double>(busy_total_ + busy).count();
   }
+  const BuildDriver::Activity activity = builds_.activity();  // (the driver's lock alone)
+  s.seconds = activity.seconds;
+  s.bytes_done = activity.bytes_done;
+  s.build_seconds = activity.build_seconds;
   // Each file's lock alone (never with the catalog's), one at a time.
   for (const auto& weak : files) {
     const FileRef f = weak.lock();
@@ -321,439 +257,24 @@ void Catalog::distrust(const FileRef& file, uint64_t file_id, const std::string&
 
 // --- builds ---
 
-void Catalog::queue_build(const FileRef& file, bool now) {
-  if (!sched_.queue(file, now)) {
-    settle_failed(file, IndexFailure::kStopped, "unmounting");
-    return;
-  }
-  schedule();
-}
+// --- the end ---
 
-void Catalog::schedule() {
-  while (std::optional<BuildScheduler::Start> next = sched_.next()) {
-    if (next->parked) {
-      resume_build(std::static_pointer_cast<Build>(next->parked));
-      continue;
-    }
-    if (!next->file->start_building()) {  // settled another way meanwhile
-      sched_.give_back(next->urgent);
-      continue;
-    }
-    start_build(next->file, nullptr, nullptr, &*next);
-  }
-}
-
-std::shared_ptr<Catalog::Build> Catalog::start_build(const FileRef& file, std::unique_ptr<index::BlockStream> stream,
-                                                     const index::SourceBytes* once, const BuildScheduler::Start* slot) {
-  auto build = std::make_shared<Build>(file);
-  if (once) {
-    build->once = true;
-    build->bytes = once;
-  } else {
-    std::string err;
-    build->fd = open_source(access_, *file, &build->id, &err);
-    if (build->fd < 0) {
-      fail_for_now(file, err);
-      if (slot) sched_.give_back(slot->urgent);
-      return nullptr;
-    }
-    spdlog::info("{}: indexing ({} compressed bytes)", file->path(), build->id.size);
-    file->note_source_size(build->id.size);
-    build->file_bytes = std::make_unique<ReopenedBytes>(access_, build->id.size);
-    build->file_bytes->reset(build->fd);
-    build->bytes = build->file_bytes.get();
-  }
-  const size_t window = kWindowPerThread * engine_.pool().threads();
-  build->stream = std::move(stream);
-  build->builder = std::make_shared<index::IndexBuilder>(*build->bytes, window, build->stream.get());
-  file->building_with(build->builder);
-  {
-    std::lock_guard lk(mu_);
-    if (builds_.empty()) {
-      busy_since_ = std::chrono::steady_clock::now();
-      busy_bytes_ = 0;
-    }
-    builds_.push_back(build);
-    if (stopping_) build->builder->cancel();
-  }
-  if (slot) sched_.started(*build, slot->urgent);  // before its first job, which reports to it
-  pump(build);
-  finish_if_done(build);  // cancelled before any job ran
-  return build;
-}
-
-// Keeps as many jobs queued as the builder has work ready, up to the pool's width.
-void Catalog::pump(const std::shared_ptr<Build>& build) {
-  const Priority priority = job_priority(*build);
-  unsigned submit;
-  {
-    std::lock_guard lk(build->mu);
-    submit = claim_jobs_locked(*build);
-  }
-  submit_jobs(build, submit, priority);
-}
-
-Priority Catalog::job_priority(const Build& build) const {
-  if (build.stream) return Priority::kDemand;  // its consumer waits for every block
-  return build.file->wanted_now() ? Priority::kDemand : Priority::kBackground;
-}
-
-// How many more jobs the build wants now (counted as queued from here on).
-unsigned Catalog::claim_jobs_locked(Build& build) {
-  if (build.finishing || build.yielding) return 0;
-  const size_t ready = build.builder->ready_work();
-  const unsigned width = engine_.pool().threads();
-  unsigned n = 0;
-  while (build.jobs < width && n < ready) {
-    ++build.jobs;
-    ++n;
-  }
-  return n;
-}
-
-void Catalog::fail_build(Build& build, const std::exception& e) {
-  {
-    std::lock_guard lk(build.mu);
-    build.cancelled_as = IndexFailure::kEnvironment;
-  }
-  build.builder->cancel(std::string("cannot index: ") + e.what());
-}
-
-void Catalog::submit_jobs(const std::shared_ptr<Build>& build, unsigned n, Priority priority) {
-  for (unsigned i = 0; i < n; ++i) {
-    try {
-      engine_.pool().submit(priority, [this, build](WorkerContext& ctx) { run_job(build, ctx); });
-    } catch (const std::exception& e) {
-      // Out of memory queueing a job: the build ends, failed (as for a decode out of memory), and
-      // the jobs claimed but never queued are given back, or the build could never finish (and
-      // the file would stay "building", with every later build and the unmount waiting for it).
-      {
-        std::lock_guard lk(build->mu);
-        build->jobs -= n - i;
-      }
-      fail_build(*build, e);
-      finish_if_done(build);
-      return;
-    }
-  }
-}
-
-void Catalog::run_job(const std::shared_ptr<Build>& build, WorkerContext& ctx) {
-  if (hold_ && !build->stream && !build->builder->finished() && hold_()) {
-    // Held (a test): this job steps aside for a moment and comes back at background priority, so
-    // the build stays where it is and reads still find workers.
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    engine_.pool().submit(Priority::kBackground, [this, build](WorkerContext& c) { run_job(build, c); });
-    return;
-  }
-  const auto began = std::chrono::steady_clock::now();
-  try {
-    build->builder->step(ctx.decoder, ctx.compressed);
-  } catch (const std::exception& e) {
-    // Out of memory in a decode: the build cannot be trusted to be whole.
-    fail_build(*build, e);
-  }
-  build->served_ns.fetch_add(std::chrono::nanoseconds(std::chrono::steady_clock::now() - began).count(),
-                             std::memory_order_relaxed);
-  const Priority priority = job_priority(*build);
-  if (!build->stream) {
-    // Its turn, told while this job still counts (so the catalog cannot go meanwhile): a slot it
-    // gives up goes to the next file at once.
-    const BuildScheduler::Verdict verdict = sched_.job_done(*build, priority == Priority::kDemand);
-    if (verdict == BuildScheduler::Verdict::kYield) {
-      std::lock_guard lk(build->mu);
-      build->yielding = true;
-    }
-    if (verdict != BuildScheduler::Verdict::kGoOn) schedule();
-  }
-  // This job's count is given back and the next jobs claimed in one step: a job that ends while
-  // another is still counted leaves the claiming to that one, so no ready work is left behind.
-  // Once its count is given back, a job touches `this` only to submit what it claimed (the build
-  // cannot finish while those count), to finish the build itself, or to park it (holding a count
-  // again).
-  unsigned submit;
-  bool finish, park;
-  {
-    std::lock_guard lk(build->mu);
-    --build->jobs;
-    submit = claim_jobs_locked(*build);
-    finish = claim_finish_locked(*build);
-    park = !finish && build->yielding && build->jobs == 0;
-    if (park) ++build->jobs;  // held by park_build()
-  }
-  submit_jobs(build, submit, priority);
-  if (finish) finish_build(build);
-  if (park) park_build(build);
-}
-
-void Catalog::park_build(const std::shared_ptr<Build>& build) {
-  int fd;
-  {
-    std::lock_guard lk(build->mu);
-    fd = std::exchange(build->fd, -1);
-    build->file_bytes->reset(-1);
-  }
-  if (fd >= 0) close(fd);  // a parked build holds no descriptor: there may be many
-  spdlog::debug("{}: indexing steps aside for other files ({} of {} bytes done)", build->file->path(),
-                build->builder->bytes_done(), build->builder->bytes_total());
-  const bool urgent = build->file->wanted_now();
-  // Asked for while it was being parked: prepare() found nothing parked to promote.
-  if (sched_.park(build, urgent) && !urgent && build->file->wanted_now()) sched_.promote(build->file);
-  schedule();  // its turn may come at once
-  bool finish;
-  {
-    std::lock_guard lk(build->mu);
-    --build->jobs;
-    finish = claim_finish_locked(*build);  // cancelled meanwhile (shutdown)
-  }
-  if (finish) finish_build(build);
-}
-
-void Catalog::resume_build(const std::shared_ptr<Build>& build) {
-  {
-    std::lock_guard lk(build->mu);
-    ++build->jobs;  // held while its source is reopened: the build cannot finish meanwhile
-  }
-  // The same file it was (FORMAT.md's identity, fingerprint included), or the build ends: what it
-  // read so far is a fact about another file.
-  index::SourceIdentity id;
-  std::string err;
-  const int fd = open_source(access_, *build->file, &id, &err);
-  const bool same = fd >= 0 && id == build->id;
-  {
-    std::lock_guard lk(build->mu);
-    build->fd = fd;
-    build->file_bytes->reset(fd);
-    build->yielding = false;
-    build->moved = !same;
-  }
-  if (!same) build->builder->cancel();
-  // The count held becomes its first job (which, if it was cancelled, finishes it on the pool),
-  // and it claims as many more as it has work ready.
-  const Priority priority = job_priority(*build);
-  submit_jobs(build, 1, priority);
-  pump(build);
-}
-
-// Whether the caller is the one to finish the build: it finished and no job of it is left.
-bool Catalog::claim_finish_locked(Build& build) {
-  if (build.finishing || build.jobs > 0) return false;
-  if (!build.builder->finished()) {
-    // No job left and not finished: the builder must have work ready (and then pump() queued a job
-    // for it), or be waiting for a stream's consumer to make room (its next() pumps again).
-    MIBZ2_INVARIANT(build.stream || build.builder->ready_work() > 0);
-    return false;
-  }
-  // A stream's build settles only once its consumer is done: one that stops after the last block
-  // was decoded has stopped the pass all the same, and nothing is stored (the consumer's thread
-  // finishes the build then, in consume()).
-  if (build.stream && !build.consumer_done) return false;
-  build.finishing = true;
-  return true;
-}
-
-// After a cancel from outside the pool: finishes the build if no job is left to do it.
-void Catalog::finish_if_done(const std::shared_ptr<Build>& build) {
-  bool finish;
-  {
-    std::lock_guard lk(build->mu);
-    finish = claim_finish_locked(*build);
-  }
-  if (finish) finish_build(build);
-}
-
-void Catalog::finish_build(const std::shared_ptr<Build>& build) {
-  index::BuildResult r = build->builder->take_result();
-  const FileRef& file = build->file;
-  IndexFailure cancelled_as;
-  {
-    std::lock_guard lk(build->mu);
-    cancelled_as = build->cancelled_as;
-  }
-  // A stream's consumer that stopped stopped the pass, even if the decoders had finished by then.
-  if (cancelled_as == IndexFailure::kStopped && r.ok) {
-    r.ok = false;
-    r.error = index::IndexBuilder::kCancelled;
-  }
-  if (build->once) {
-    // Nothing to check, store or log: the result goes to stream_once, which waits for the file.
-    const bool ok = r.ok;
-    build->once_result = std::move(r);
-    file->end_pass(ok);
-    std::lock_guard lk(mu_);
-    builds_.erase(std::find(builds_.begin(), builds_.end(), build));
-    if (builds_.empty()) {
-      busy_total_ += std::chrono::steady_clock::now() - busy_since_;
-      idle_.notify_all();
-    }
-    return;
-  }
-  const std::string& path = file->path();
-  // The notes are the build's detail; the damage is logged once per file when it settles.
-  for (const std::string& n : r.notes) spdlog::debug("{}: {}", path, n);
-  bool stopping;
-  {
-    std::lock_guard lk(mu_);
-    stopping = stopping_;
-  }
-  bool moved;
-  {
-    std::lock_guard lk(build->mu);
-    moved = build->moved;
-  }
-  if (!stopping && (moved || (r.ok && source_changed(*build)))) {
-    // What was read is a mix of the file before and after: never stored, never served.
-    spdlog::info("{}: the source changed while it was indexed; indexing it again when it is needed", path);
-    if (build->stream) {
-      settle_failed(file, IndexFailure::kEnvironment, "the source changed while it was read");
-    } else {
-      // Someone waits: build it again now (from the file as it is).
-      if (file->rebuild_after_change()) queue_build(file, true);
-    }
-  } else if (!r.ok) {
-    IndexOrigin origin;
-    origin.built = true;
-    origin.notes = std::move(r.notes);
-    // A read of the source that failed says nothing of its content: never the file's fault.
-    const IndexFailure failure = stopping                                 ? IndexFailure::kStopped
-                                 : cancelled_as != IndexFailure::kNone ? cancelled_as
-                                 : r.read_errno                        ? IndexFailure::kEnvironment
-                                                                       : IndexFailure::kNotBzip2;
-    if (stopping) {
-      spdlog::debug("{}: indexing stopped at unmount", path);
-      settle_failed(file, failure, "unmounting", std::move(origin));
-    } else if (failure == IndexFailure::kEnvironment) {
-      fail_for_now(file, r.error, std::move(origin));
-    } else {
-      if (r.error != index::IndexBuilder::kCancelled) spdlog::error("{}: cannot index: {}", path, r.error);
-      settle_failed(file, failure, r.error, std::move(origin));
-    }
-  } else {
-    r.index.source = build->id;
-    IndexOrigin origin;
-    origin.built = true;
-    origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(build->id);
-    origin.saved = store_.save(r.index, &origin.save_error);
-    origin.notes = std::move(r.notes);  // (settle_ready adds why no stored index was used)
-    // Without a directory at all, whoever made the store said so already (the mount, at start).
-    if (!origin.saved && !store_.dir().empty()) {
-      std::lock_guard lk(mu_);
-      if (!std::exchange(warned_unsaved_, true))
-        spdlog::warn("index not saved ({}); indexes are kept in memory only", origin.save_error);
-    }
-    {
-      // Counted before it settles: whoever sees it ready sees it counted.
-      std::lock_guard lk(mu_);
-      ++built_;
-      bytes_indexed_ += build->id.size;
-    }
-    const size_t blocks = r.index.blocks.size();
-    const uint32_t damaged = r.index.damaged_blocks;
-    spdlog::info("{}: indexed: {} {}, {} bytes decompressed{}", path, blocks, blocks == 1 ? "block" : "blocks",
-                 r.index.decompressed_size,
-                 damaged ? ", " + std::to_string(damaged) + (damaged == 1 ? " damaged block" : " damaged blocks") : "");
-    settle_ready(file, std::make_shared<const index::BlockIndex>(std::move(r.index)), std::move(origin));
-  }
-  if (!build->stream) {
-    // The queue's build: its slot goes to the next.
-    sched_.ended(*build);
-    schedule();
-  }
-  // Last: the destructor may go once builds_ is empty, so nothing of `this` is touched after.
-  std::lock_guard lk(mu_);
-  busy_bytes_ += build->builder->bytes_done();
-  builds_.erase(std::find(builds_.begin(), builds_.end(), build));
-  if (builds_.empty()) {
-    busy_total_ += std::chrono::steady_clock::now() - busy_since_;
-    idle_.notify_all();
-  }
-}
+// --- streams and the end ---
 
 bool Catalog::stream(const FileRef& file, const std::function<bool(const index::BlockStream::Block&)>& sink) {
   file->start_stream();
-  // The stream's room is freed on this thread; the build is known once started.
-  std::shared_ptr<Build> build;
-  auto blocks = make_block_stream(build);
-  index::BlockStream* stream = blocks.get();
-  build = start_build(file, std::move(blocks));
-  if (!build) return false;
-  const bool stopped = consume(build, *stream, sink);
-  const bool ready = file->wait_settled();
-  return !stopped && ready;
-}
-
-// Both kinds of stream (a file's, a pipe's) hold the same decoded bytes ahead of their consumer:
-// the pipe's once got the window's count of candidates as its bytes, so that one decoded block
-// waiting for a slow consumer stopped every decoder (mibz2 cat - | md5sum: 0.48 s against 0.38 s
-// for the file). `build` is the caller's, set once the build has started: the stream pumps it
-// whenever its consumer frees room.
-std::unique_ptr<index::BlockStream> Catalog::make_block_stream(std::shared_ptr<Build>& build) {
-  const uint64_t budget = kStreamBytesPerThread * engine_.pool().threads();
-  return std::make_unique<index::BlockStream>(budget, [&build, this] { pump(build); });
-}
-
-bool Catalog::consume(const std::shared_ptr<Build>& build, index::BlockStream& stream,
-                      const std::function<bool(const index::BlockStream::Block&)>& sink) {
-  index::BlockStream::Block block;
-  bool stopped = false;
-  while (!stopped && stream.next(&block)) stopped = !sink(block);
-  {
-    std::lock_guard lk(build->mu);
-    if (stopped) build->cancelled_as = IndexFailure::kStopped;
-    build->consumer_done = true;
-  }
-  if (stopped) build->builder->cancel();
-  finish_if_done(build);
-  return stopped;
+  return builds_.stream(file, sink);
 }
 
 index::BuildResult Catalog::stream_once(const index::SourceBytes& source,
                                         const std::function<bool(const index::BlockStream::Block&)>& sink) {
-  // An entry of its own, never added to files_: it has no index life beyond this call.
-  const FileRef file = std::make_shared<CatalogFile>("(stream)");
-  file->start_stream();
-  std::shared_ptr<Build> build;
-  auto blocks = make_block_stream(build);
-  index::BlockStream* stream = blocks.get();
-  build = start_build(file, std::move(blocks), &source);
-  consume(build, *stream, sink);
-  file->wait_settled();
-  return std::move(build->once_result);
+  return builds_.stream_once(source, sink);
 }
-
-// Whether the file the build read is not the one it began with (truncated, rewritten in place):
-// the identity of the open descriptor now against the one taken at the start.
-bool Catalog::source_changed(const Build& build) const {
-  index::SourceIdentity now;
-  std::string err;
-  return !index::identify_source(build.fd, &now, &err) || !(now == build.id);
-}
-
-// --- the end ---
 
 void Catalog::shutdown() {
-  std::vector<std::shared_ptr<Build>> builds;
-  {
-    std::lock_guard lk(mu_);
-    if (stopping_) return;
-    stopping_ = true;
-    builds = builds_;  // parked builds too; one started after this cancels itself (stopping_)
-  }
-  const std::vector<FileRef> waiting = sched_.stop();
-  for (const auto& b : builds) {
-    b->builder->cancel();
-    finish_if_done(b);
-  }
-  for (const auto& f : waiting) settle_failed(f, IndexFailure::kStopped, "unmounting");
+  for (const FileRef& f : builds_.stop()) settle_failed(f, IndexFailure::kStopped, "unmounting");
 }
 
-size_t Catalog::pending() const {
-  size_t building;
-  {
-    std::lock_guard lk(mu_);
-    building = builds_.size();
-  }
-  return sched_.waiting() + building;  // (the scheduler's lock is taken alone)
-}
+size_t Catalog::pending() const { return builds_.pending(); }
 
 }  // namespace mibz2::engine
