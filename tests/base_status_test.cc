@@ -50,6 +50,22 @@ TEST(Status, KindsOfFailure) {
   EXPECT_FALSE(is_stopped(Status::error(EINTR, "interrupted")));
 }
 
+TEST(Status, AnErrnoOfTheSystemIsAlwaysTheEnvironments) {
+  EXPECT_TRUE(is_environment(Status::error(EIO, "read error")));
+  EXPECT_FALSE(is_environment(Status()));
+  EXPECT_FALSE(is_environment(Status::error(EBADMSG, "damaged")));
+  EXPECT_FALSE(is_environment(Status::error(ECANCELED, "unmounting")));
+  // A file system's checksum failure (ext4: EBADMSG) is a failing disk, not damaged content.
+  const Status read = Status::os_error(EBADMSG, "read error at byte 0: Bad message (EBADMSG)");
+  EXPECT_EQ(read.code(), EIO);
+  EXPECT_TRUE(is_environment(read));
+  EXPECT_EQ(read.message(), "read error at byte 0: Bad message (EBADMSG)");
+  EXPECT_EQ(Status::os_error(EILSEQ, "x").code(), EIO);
+  EXPECT_EQ(Status::os_error(ECANCELED, "x").code(), EIO);
+  EXPECT_EQ(Status::os_error(ENOENT, "missing").code(), ENOENT);
+  EXPECT_EQ(Status::os_error(0, "?").code(), EIO);
+}
+
 TEST(Status, MacrosReturnTheFirstFailure) {
   EXPECT_TRUE(fails_when(false).ok());
   const Status first = forwards(true);

@@ -11,8 +11,11 @@
 //   EBADMSG    the content is damaged (a block's CRC, a truncation): bad input
 //   ECANCELED  the work was stopped (a consumer stopped reading, the mount is going away)
 //
-// Everything else (EIO, ENOENT, EACCES, ENOMEM, EMFILE, ESTALE, ...) is the environment's: never a
-// fact about a file's bytes, never stored, tried again later (DESIGN.md, "A file's index life").
+// Everything else (EIO, ENOENT, EACCES, ENOMEM, EMFILE, ESTALE, ...) is the environment's
+// (base::is_environment): never a fact about a file's bytes, never stored, tried again later
+// (DESIGN.md, "A file's index life"). An errno the system returns enters as Status::os_error, which
+// keeps it the environment's even when the system chose one of the three codes above (ext4 fails a
+// read whose checksum does not match with EBADMSG: a failing disk, not a damaged bzip2 stream).
 //
 // Result<T> is a value or a Status. RETURN_ERROR_IF and FORWARD_IF_ERROR keep error paths one line
 // long, as zstd's macros of the same names do.
@@ -32,6 +35,12 @@ class [[nodiscard]] Status {
   Status() = default;  // success
   // A failure: `code` is a positive errno value (0 is turned into EIO: a failure has a kind).
   static Status error(int code, std::string message) { return Status(code ? code : EIO, std::move(message)); }
+  // A failure of the machine's, from the errno of a system call (an open, a read, a write): EIO in
+  // place of the codes that stand for bad input or stopped work, the message saying which it was.
+  static Status os_error(int errno_value, std::string message) {
+    const bool reserved = errno_value == EILSEQ || errno_value == EBADMSG || errno_value == ECANCELED;
+    return error(reserved ? EIO : errno_value, std::move(message));
+  }
 
   bool ok() const { return code_ == 0; }
   int code() const { return code_; }  // 0 on success
@@ -51,6 +60,9 @@ class [[nodiscard]] Status {
 inline bool is_bad_input(const Status& s) { return s.code() == EILSEQ || s.code() == EBADMSG; }
 // Whether the work was stopped rather than failed.
 inline bool is_stopped(const Status& s) { return s.code() == ECANCELED; }
+// Whether a failure is the machine's (neither bad input nor stopped): it says nothing of the file,
+// and trying again later may succeed (bzip2's exit status 1).
+inline bool is_environment(const Status& s) { return !s.ok() && !is_bad_input(s) && !is_stopped(s); }
 
 // A value, or why there is none.
 template <class T>
