@@ -105,34 +105,32 @@ const char* to_string(Load load) {
 
 std::string default_index_dir() { return default_index_dir_of_process().dir; }
 
-bool identify_source(int fd, SourceIdentity* id, std::string* error) {
+base::Result<SourceIdentity> identify_source(int fd) {
   struct stat st;
   if (fstat(fd, &st) != 0) {
-    *error = "cannot stat: " + errno_words(errno);
-    return false;
+    const int e = errno;
+    return base::Status::os_error(e, "cannot stat: " + errno_words(e));
   }
-  *id = SourceIdentity::from_stat(st);
+  SourceIdentity id = SourceIdentity::from_stat(st);
   // The fingerprint is half of the content identity (with the size): it names the index file, and
   // catches a file rewritten in place with its size and mtime restored (FORMAT.md: the first and
   // last 64 KiB, or the whole file when it is no larger than both). Two requests, whatever the
   // file's size: cheap on remote storage too.
-  const uint64_t whole = std::min<uint64_t>(id->size, 2 * kFingerprintSpan);
+  const uint64_t whole = std::min<uint64_t>(id.size, 2 * kFingerprintSpan);
   std::vector<uint8_t> buf(static_cast<size_t>(whole));
-  const size_t head = static_cast<size_t>(id->size <= 2 * kFingerprintSpan ? whole : kFingerprintSpan);
+  const size_t head = static_cast<size_t>(id.size <= 2 * kFingerprintSpan ? whole : kFingerprintSpan);
   const size_t tail = static_cast<size_t>(whole) - head;
-  const FdBytes source(fd, id->size);
+  const FdBytes source(fd, id.size);
   const SourceRead a = source.read(0, head, buf.data());
-  const SourceRead b = tail && !a.failed() ? source.read(id->size - tail, tail, buf.data() + head) : SourceRead{};
+  const SourceRead b = tail && !a.failed() ? source.read(id.size - tail, tail, buf.data() + head) : SourceRead{};
   if (a.failed() || b.failed()) {
-    *error = (a.failed() ? a : b).describe();
-    return false;
+    const SourceRead& failed = a.failed() ? a : b;
+    return base::Status::os_error(failed.error, failed.describe());
   }
-  if (a.count != head || b.count != tail) {
-    *error = "the file is shorter than its size (changing?)";
-    return false;
-  }
-  id->fingerprint = xxh3(buf.data(), buf.size());
-  return true;
+  // A file that is being changed (truncated, rewritten): the machine's moment, not its content.
+  MIBZ2_RETURN_ERROR_IF(a.count != head || b.count != tail, EIO, "the file is shorter than its size (changing?)");
+  id.fingerprint = xxh3(buf.data(), buf.size());
+  return id;
 }
 
 uint64_t max_index_file_size(uint64_t source_size) {

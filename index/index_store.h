@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "base/status.h"
 #include "index/block_index.h"
 
 namespace mibz2::index {
@@ -18,8 +19,9 @@ namespace mibz2::index {
 // The directory the rule of index/index_dir.h gives this process (empty string if none).
 std::string default_index_dir();
 
-// Size, mtime, inode and the fingerprint (XXH3-64 of the first and last 64 KiB) of an open file.
-bool identify_source(int fd, SourceIdentity* id, std::string* error);
+// Size, mtime, inode and the fingerprint (XXH3-64 of the first and last 64 KiB) of an open file;
+// or why they cannot be had (the machine's: the stat or a read failed, or the file shrank).
+base::Result<SourceIdentity> identify_source(int fd);
 
 // The largest index file a source of `source_size` bytes can have (FORMAT.md, "Validity").
 uint64_t max_index_file_size(uint64_t source_size);

@@ -77,9 +77,9 @@ struct Fixture {
 
   Load load(std::string* reason, index::BlockIndex* out = nullptr) const {
     const int fd = open(source.c_str(), O_RDONLY);
-    index::SourceIdentity id;
-    std::string error;
-    EXPECT_TRUE(index::identify_source(fd, &id, &error)) << error;
+    const base::Result<index::SourceIdentity> identified = index::identify_source(fd);
+    EXPECT_TRUE(identified.ok()) << identified.status();
+    const index::SourceIdentity id = identified.ok() ? *identified : index::SourceIdentity{};
     close(fd);
     index::BlockIndex tmp;
     return store.load(id, out ? out : &tmp, reason);
@@ -128,9 +128,11 @@ TEST(IndexStore, SaveLoadRoundTripOfEveryCorpusShape) {
     index::BuildResult r = build_guarded(v.file, 1);
     ASSERT_TRUE(r.ok) << r.error;
     const int fd = open(path.c_str(), O_RDONLY);
-    std::string error;
-    ASSERT_TRUE(index::identify_source(fd, &r.index.source, &error)) << error;
+    const base::Result<index::SourceIdentity> id = index::identify_source(fd);
+    ASSERT_TRUE(id.ok()) << id.status();
+    r.index.source = *id;
     close(fd);
+    std::string error;
     ASSERT_TRUE(store.save(r.index, &error)) << error;
     index::BlockIndex back;
     std::string reason;

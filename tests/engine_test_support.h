@@ -101,12 +101,13 @@ inline std::shared_ptr<engine::Reader> try_open(engine::Engine& e, uint64_t file
     *error = std::strerror(errno);
     return nullptr;
   }
-  index::SourceIdentity id;
-  if (!index::identify_source(fd, &id, error)) {
+  const base::Result<index::SourceIdentity> id = index::identify_source(fd);
+  if (!id.ok()) {
+    *error = id.status().message();
     ::close(fd);
     return nullptr;
   }
-  return e.open(file_id, path, fd, id, std::move(index), error);
+  return e.open(file_id, path, fd, *id, std::move(index), error);
 }
 
 inline std::shared_ptr<engine::Reader> open_reader(engine::Engine& e, uint64_t file_id, const Source& s) {

@@ -381,11 +381,11 @@ StreamedFile streamed_file(size_t streams, size_t stream_plain, uint64_t seed) {
 index::SourceIdentity identity_of(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   EXPECT_GE(fd, 0) << path;
-  index::SourceIdentity id;
-  std::string error;
-  EXPECT_TRUE(fd >= 0 && index::identify_source(fd, &id, &error)) << path << ": " << error;
-  if (fd >= 0) close(fd);
-  return id;
+  if (fd < 0) return {};
+  const base::Result<index::SourceIdentity> id = index::identify_source(fd);
+  EXPECT_TRUE(id.ok()) << path << ": " << id.status();
+  close(fd);
+  return id.ok() ? *id : index::SourceIdentity{};
 }
 
 }  // namespace mibz2::test

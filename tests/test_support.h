@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <ostream>
 #include <span>
 #include <string>
 #include <utility>
@@ -15,9 +16,15 @@
 #include <gtest/gtest.h>
 
 #include "base/sanitizers.h"
+#include "base/status.h"
 #include "bz2/block_decoder.h"
 #include "bz2/cpu_dispatch.h"
 #include "bz2/errors.h"
+
+namespace mibz2::base {
+// A Status in a test's message: its words ("ok" when it is no failure).
+inline std::ostream& operator<<(std::ostream& os, const Status& s) { return os << (s.ok() ? "ok" : s.message()); }
+}  // namespace mibz2::base
 
 namespace mibz2::test {
 

@@ -494,9 +494,8 @@ index::BuildResult BuildDriver::stream_once(const index::SourceBytes& source,
 // Whether the file the build read is not the one it began with (truncated, rewritten in place):
 // the identity of the open descriptor now against the one taken at the start.
 bool BuildDriver::source_changed(const Build& build) const {
-  index::SourceIdentity now;
-  std::string err;
-  return !index::identify_source(build.fd, &now, &err) || !(now == build.id);
+  const base::Result<index::SourceIdentity> now = index::identify_source(build.fd);
+  return !now.ok() || !(*now == build.id);
 }
 
 std::vector<FileRef> BuildDriver::stop() {

@@ -20,10 +20,13 @@ int open_source(const SourceAccess& access, const CatalogFile& file, index::Sour
     *error = "cannot open: " + index::errno_words(-fd);
     return -1;
   }
-  if (!index::identify_source(fd, id, error)) {  // its words say what failed, and where
+  base::Result<index::SourceIdentity> identified = index::identify_source(fd);
+  if (!identified.ok()) {
+    *error = identified.status().message();  // its words say what failed, and where
     close(fd);
     return -1;
   }
+  *id = *identified;
   return fd;
 }
 
