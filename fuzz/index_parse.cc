@@ -130,9 +130,10 @@ void check_load(std::span<const uint8_t> bytes, bool parsed, const index::BlockI
   // Index files are named by the content identity they are looked up with (FORMAT.md).
   const std::string path = s.store.path_for(id);
   write_file(path, bytes);
-  index::BlockIndex loaded;
-  std::string reason;
-  const index::IndexStore::Load got = s.store.load(id, &loaded, &reason);
+  const index::LoadedIndex result = s.store.load(id);
+  const index::IndexStore::Load got = result.load;
+  const index::BlockIndex& loaded = result.index;
+  const std::string reason = result.why.message();
   unlink(path.c_str());
   const bool fits = bytes.size() <= index::max_index_file_size(id.size);
   if (parsed && fits) {

@@ -140,45 +140,36 @@ uint64_t max_index_file_size(uint64_t source_size) {
   return kHeaderSize + sizeof(BlockRecord) * (source_size * 8 / 24 + 2);
 }
 
-Load read_index_file(int fd, const struct stat& dir, const std::string& name, const SourceIdentity& id,
-                     BlockIndex* out, std::string* reason) {
+LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& name, const SourceIdentity& id) {
+  LoadedIndex got;
+  auto refused = [&](Load load, int code, std::string why) {
+    got.load = load;
+    got.why = base::Status::error(code, std::move(why));
+    return std::move(got);
+  };
   // An index file is input like any other (a shared directory, a sidecar published with a dump):
   // a regular file only, written by someone this process believes (no content check can catch a
   // crafted index), and never larger than an index of this source can be (so a huge or sparse
   // file is not read).
   struct stat st;
   const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  if (!regular) {
-    *reason = name + ": not a regular file";
-    return Load::kInvalid;
-  }
-  if (const Trust t = judge_index_file(st, dir, geteuid()); t != Trust::kTrusted) {
-    *reason = name + " is not believed: " + explain(t, st, dir, geteuid());
-    return Load::kUntrusted;
-  }
-  if (static_cast<uint64_t>(st.st_size) > max_index_file_size(id.size)) {
-    *reason = name + ": larger than any index of this source can be";
-    return Load::kInvalid;
-  }
+  if (!regular) return refused(Load::kInvalid, EINVAL, name + ": not a regular file");
+  if (const Trust t = judge_index_file(st, dir, geteuid()); t != Trust::kTrusted)
+    return refused(Load::kUntrusted, EPERM, name + " is not believed: " + explain(t, st, dir, geteuid()));
+  if (static_cast<uint64_t>(st.st_size) > max_index_file_size(id.size))
+    return refused(Load::kInvalid, EFBIG, name + ": larger than any index of this source can be");
   std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
   const ssize_t n = io::pread_full(fd, bytes.data(), bytes.size(), 0);
-  if (n < 0 || static_cast<size_t>(n) != bytes.size()) {
-    *reason = "cannot read " + name;
-    return Load::kInvalid;
-  }
+  if (n < 0 || static_cast<size_t>(n) != bytes.size())
+    return refused(Load::kInvalid, n < 0 ? errno : EIO, "cannot read " + name);
   BlockIndex idx;
   std::string why;
-  if (!parse(bytes, &idx, &why)) {
-    *reason = name + ": " + why;
-    return Load::kInvalid;
-  }
-  if (idx.source.size != id.size || idx.source.fingerprint != id.fingerprint) {
-    *reason = name + ": an index of other content (its size or fingerprint is not the source's)";
-    return Load::kStale;
-  }
-  const bool same_file = idx.source.same_stat(id);
-  *out = std::move(idx);
-  return same_file ? Load::kCurrent : Load::kSameContent;
+  if (!parse(bytes, &idx, &why)) return refused(Load::kInvalid, EBADMSG, name + ": " + why);
+  if (idx.source.size != id.size || idx.source.fingerprint != id.fingerprint)
+    return refused(Load::kStale, ESTALE, name + ": an index of other content (its size or fingerprint is not the source's)");
+  got.load = idx.source.same_stat(id) ? Load::kCurrent : Load::kSameContent;
+  got.index = std::move(idx);
+  return got;
 }
 
 int write_index_file_at(int dir_fd, const std::string& name, const std::string& shown, const BlockIndex& index,
@@ -310,25 +301,28 @@ int IndexStore::held_dir(bool create, std::string* error) const {
   return none;
 }
 
-Load IndexStore::load(const SourceIdentity& id, BlockIndex* out, std::string* reason) const {
+LoadedIndex IndexStore::load(const SourceIdentity& id) const {
+  LoadedIndex got;
   std::string unusable;  // a directory made unusable since construction: save() says so, once
   const int dfd = held_dir(/*create=*/false, &unusable);
-  if (dfd < 0) return Load::kMissing;
+  if (dfd < 0) return got;
   const std::string path = path_for(id);
   // Never through a symlink, never blocking on a fifo.
   const int fd = openat(dfd, name_for(id).c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return Load::kMissing;
-    *reason = "cannot open " + path + ": " + errno_text(io::note_open_errno(errno));
-    return Load::kInvalid;
+    if (errno == ENOENT) return got;
+    const int e = io::note_open_errno(errno);
+    got.load = Load::kInvalid;
+    got.why = base::Status::error(e, "cannot open " + path + ": " + errno_text(e));
+    return got;
   }
   struct stat dir;
-  Load got;
   if (fstat(dfd, &dir) != 0) {
-    *reason = "cannot stat " + dir_ + ": " + errno_text(errno);
-    got = Load::kInvalid;
+    const int e = errno;
+    got.load = Load::kInvalid;
+    got.why = base::Status::error(e, "cannot stat " + dir_ + ": " + errno_text(e));
   } else {
-    got = read_index_file(fd, dir, path, id, out, reason);
+    got = read_index_file(fd, dir, path, id);
   }
   close(fd);
   return got;

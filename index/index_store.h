@@ -43,13 +43,21 @@ enum class Load {
 };
 const char* to_string(Load load);
 
+// What an index file is for a source, with the index when it can be used and why when it cannot.
+struct LoadedIndex {
+  Load load = Load::kMissing;
+  BlockIndex index;  // kCurrent, kSameContent
+  // kStale (ESTALE), kInvalid (EBADMSG for its content; the errno when it cannot be opened, read
+  // or stated; EINVAL when not a regular file, EFBIG when too large), kUntrusted (EPERM): why it
+  // is not used, naming the file. ok() otherwise.
+  base::Status why;
+};
+
 // Reads the index file open at `fd` (named `name` in reasons) for a source of identity `id`, where
 // `dir` is fstat of the directory descriptor it was opened beneath: regular files only, believed
 // only as the trust rule says (index_trust.h, with fstat of `fd` itself), no larger than an index
 // of that source can be, every field checked (index_format.h), then the identity compared.
-// Anything but kCurrent and kSameContent says why in *reason.
-Load read_index_file(int fd, const struct stat& dir, const std::string& name, const SourceIdentity& id,
-                     BlockIndex* out, std::string* reason);
+LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& name, const SourceIdentity& id);
 
 // Writes `index` atomically as `name` in the directory open at `dir_fd`: a temporary file beside
 // it, named after `name`, this host and this process (".tmp.HOST.PID.XXXXXX", created
@@ -82,9 +90,9 @@ class IndexStore {
   std::string path_for(const SourceIdentity& id) const;
   static std::string name_for(const SourceIdentity& id);
 
-  // Loads the index of the source `id` if there is one (kCurrent or kSameContent), else says why
-  // not in *reason (kStale, kInvalid).
-  Load load(const SourceIdentity& id, BlockIndex* out, std::string* reason) const;
+  // The index of the source `id` if there is one (kCurrent or kSameContent), else kMissing, or why
+  // the one there is not used (kStale, kInvalid, kUntrusted).
+  LoadedIndex load(const SourceIdentity& id) const;
 
   // Writes the index under the name of its source's content (index.source). On failure returns
   // false with *error; a directory that cannot be used at all marks the store read-only, so

@@ -232,9 +232,8 @@ TEST(IndexIdentity, IndexOfAnotherFileOfTheSameSizeUnderItsNameIsRebuilt) {
   ASSERT_NE(idb.fingerprint, ia.index->source.fingerprint);
   fs::copy_file(ia.origin.index_path, s.store.path_for(idb));
 
-  index::BlockIndex out;
-  std::string reason;
-  EXPECT_EQ(s.store.load(idb, &out, &reason), Load::kStale) << reason;
+  const index::LoadedIndex stale = s.store.load(idb);
+  EXPECT_EQ(stale.load, Load::kStale) << stale.why;
   LogCapture log;
   index::IndexStore shared(s.store.dir());
   engine::Engine engine(Rig::options());
@@ -608,10 +607,8 @@ TEST(IndexStoreConcurrent, LoadsDuringSavesSeeWholeFilesOnly) {
   int loads = 0;
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   while (std::chrono::steady_clock::now() < end || saves < 20) {
-    index::BlockIndex out;
-    std::string reason;
-    const Load got = store.load(id, &out, &reason);
-    ASSERT_EQ(got, Load::kCurrent) << index::to_string(got) << ": " << reason;
+    const index::LoadedIndex got = store.load(id);
+    ASSERT_EQ(got.load, Load::kCurrent) << index::to_string(got.load) << ": " << got.why;
     ++loads;
   }
   stop = true;
@@ -670,9 +667,8 @@ TEST(IndexStore, StaleTemporariesAreRemoved) {
   std::string error;
   ASSERT_TRUE(store.save(*built.index, &error)) << error;  // the first save cleans
   for (const Temp& t : temps) EXPECT_EQ(fs::exists(t.name), !t.removed) << t.name;
-  index::BlockIndex out;
-  std::string reason;
-  EXPECT_EQ(store.load(built.index->source, &out, &reason), Load::kCurrent) << reason;
+  const index::LoadedIndex got = store.load(built.index->source);
+  EXPECT_EQ(got.load, Load::kCurrent) << got.why;
 }
 
 }  // namespace

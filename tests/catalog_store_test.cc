@@ -81,8 +81,10 @@ struct Fixture {
     EXPECT_TRUE(identified.ok()) << identified.status();
     const index::SourceIdentity id = identified.ok() ? *identified : index::SourceIdentity{};
     close(fd);
-    index::BlockIndex tmp;
-    return store.load(id, out ? out : &tmp, reason);
+    index::LoadedIndex got = store.load(id);
+    *reason = got.why.message();
+    if (out) *out = std::move(got.index);
+    return got.load;
   }
 };
 
@@ -134,10 +136,9 @@ TEST(IndexStore, SaveLoadRoundTripOfEveryCorpusShape) {
     close(fd);
     std::string error;
     ASSERT_TRUE(store.save(r.index, &error)) << error;
-    index::BlockIndex back;
-    std::string reason;
-    ASSERT_EQ(store.load(r.index.source, &back, &reason), Load::kCurrent) << reason;
-    EXPECT_TRUE(same_index(back, r.index));
+    const index::LoadedIndex back = store.load(r.index.source);
+    ASSERT_EQ(back.load, Load::kCurrent) << back.why;
+    EXPECT_TRUE(same_index(back.index, r.index));
     // Saving again replaces it atomically (no temporary files left behind).
     ASSERT_TRUE(store.save(r.index, &error)) << error;
   }
@@ -149,9 +150,7 @@ TEST(IndexStore, SaveLoadRoundTripOfEveryCorpusShape) {
 TEST(IndexStore, MissingIndexIsMissing) {
   TempDir dir;
   IndexStore store((dir.path() / "does" / "not" / "exist").string());
-  index::BlockIndex out;
-  std::string reason;
-  EXPECT_EQ(store.load({}, &out, &reason), Load::kMissing);
+  EXPECT_EQ(store.load({}).load, Load::kMissing);
 }
 
 // Writes `bytes` as the index file, loads, checks the status, then checks the catalog rebuilds (and

@@ -54,7 +54,10 @@ StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
   };
 
   // The index directory, by the content's name: this very file's index, or a copy's.
-  const index::Load got = store_.load(id, &loaded, &reason);
+  index::LoadedIndex stored = store_.load(id);
+  const index::Load got = stored.load;
+  loaded = std::move(stored.index);
+  reason = stored.why.message();
   loaded.source.ctime_ns = id.ctime_ns;  // index files do not keep it: the file's, as just confirmed
   if (got == index::Load::kCurrent) {
     return use(std::move(origin));
@@ -70,8 +73,11 @@ StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
   const std::string sidecar = file.path() + index::kSidecarSuffix;
   struct stat sidecar_dir;
   if (const int sfd = access_.open_sidecar(file, &sidecar_dir); sfd >= 0) {
-    const index::Load side = index::read_index_file(sfd, sidecar_dir, sidecar, id, &loaded, &reason);
+    index::LoadedIndex read = index::read_index_file(sfd, sidecar_dir, sidecar, id);
     close(sfd);
+    const index::Load side = read.load;
+    loaded = std::move(read.index);
+    reason = read.why.message();
     if (side == index::Load::kCurrent || side == index::Load::kSameContent) {
       IndexOrigin from_sidecar;
       from_sidecar.index_path = sidecar;
