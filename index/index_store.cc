@@ -172,8 +172,8 @@ LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& n
   return got;
 }
 
-int write_index_file_at(int dir_fd, const std::string& name, const std::string& shown, const BlockIndex& index,
-                        std::string* error, bool* at_rename) {
+base::Status write_index_file_at(int dir_fd, const std::string& name, const std::string& shown,
+                                 const BlockIndex& index, bool* at_rename) {
   if (at_rename) *at_rename = false;
   // Unique to this host and process (six random characters, created exclusively): writers on
   // several machines sharing the directory never share a temporary, and a stale one tells whose it
@@ -188,8 +188,7 @@ int write_index_file_at(int dir_fd, const std::string& name, const std::string& 
   }
   if (fd < 0) {
     const int e = io::note_open_errno(errno);
-    *error = "cannot create a file beside " + shown + ": " + errno_text(e);
-    return e;
+    return base::Status::os_error(e, "cannot create a file beside " + shown + ": " + errno_text(e));
   }
   const std::vector<uint8_t> bytes = serialize(index);
   int err = io::write_all(fd, bytes.data(), bytes.size());
@@ -203,26 +202,24 @@ int write_index_file_at(int dir_fd, const std::string& name, const std::string& 
   }
   if (err) {
     unlinkat(dir_fd, tmp.c_str(), 0);
-    *error = "cannot write " + shown + ": " + errno_text(err);
-    return err;
+    return base::Status::os_error(err, "cannot write " + shown + ": " + errno_text(err));
   }
   fsync(dir_fd);  // makes the rename itself durable
-  return 0;
+  return {};
 }
 
-int write_index_file(const std::string& path, const BlockIndex& index, std::string* error) {
+base::Status write_index_file(const std::string& path, const BlockIndex& index) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) {
     const int e = errno;
-    *error = "cannot write " + path + ": " + errno_text(e);
-    return e;
+    return base::Status::os_error(e, "cannot write " + path + ": " + errno_text(e));
   }
-  const int e = write_index_file_at(dfd, name, path, index, error);
+  base::Status written = write_index_file_at(dfd, name, path, index);
   close(dfd);
-  return e;
+  return written;
 }
 
 IndexStore::IndexStore(std::string dir) {
@@ -365,14 +362,11 @@ size_t IndexStore::remove_stale_temporaries() const {
   return removed;
 }
 
-bool IndexStore::save(const BlockIndex& index, std::string* error) {
+base::Status IndexStore::save(const BlockIndex& index) {
   bool clean = false;
   {
     std::lock_guard lk(mu_);
-    if (read_only_) {
-      *error = "index directory is not writable";
-      return false;
-    }
+    MIBZ2_RETURN_ERROR_IF(read_only_, EROFS, "index directory is not writable");
     const auto now = std::chrono::steady_clock::now();
     if (!cleaned_ || now - last_cleaned_ > kStaleTemporaryAge) {
       cleaned_ = true;
@@ -383,21 +377,21 @@ bool IndexStore::save(const BlockIndex& index, std::string* error) {
   // Only a directory that cannot be used at all makes the store read-only; one file that cannot be
   // written (a full disk; in a sticky directory, another user's file at its name) does not stop the
   // others from being saved.
-  auto fail = [&](std::string why) {
+  auto fail = [&](base::Status why) {
     std::lock_guard lk(mu_);
     read_only_ = true;
-    *error = std::move(why);
-    return false;
+    return why;
   };
-  if (dir_.empty()) return fail(problem_.empty() ? "no index directory" : problem_);
+  if (dir_.empty()) return fail(base::Status::error(ENOENT, problem_.empty() ? "no index directory" : problem_));
   std::string why;
   const int dfd = held_dir(/*create=*/true, &why);
-  if (dfd < 0) return fail(why);
+  if (dfd < 0) return fail(base::Status::error(EACCES, why));  // (its words say which problem it is)
   if (clean) remove_stale_temporaries();
   bool at_rename = false;
-  const int e = write_index_file_at(dfd, name_for(index.source), path_for(index.source), index, error, &at_rename);
-  if (!at_rename && (e == EACCES || e == EPERM || e == EROFS || e == ENOTDIR || e == ENOENT)) return fail(*error);
-  return e == 0;
+  base::Status written = write_index_file_at(dfd, name_for(index.source), path_for(index.source), index, &at_rename);
+  const int e = written.code();
+  if (!at_rename && (e == EACCES || e == EPERM || e == EROFS || e == ENOTDIR || e == ENOENT)) return fail(written);
+  return written;
 }
 
 }  // namespace mibz2::index

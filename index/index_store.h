@@ -62,12 +62,12 @@ LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& n
 // Writes `index` atomically as `name` in the directory open at `dir_fd`: a temporary file beside
 // it, named after `name`, this host and this process (".tmp.HOST.PID.XXXXXX", created
 // exclusively), fsync'ed and renamed over `name`, then the directory fsync'ed. `shown` names it in
-// messages. Returns 0 or the errno value that stopped it (with *error; *at_rename, if given, says
+// messages. Returns ok, or the errno that stopped it with its words (*at_rename, if given, says
 // whether only the rename failed); nothing is left behind.
-int write_index_file_at(int dir_fd, const std::string& name, const std::string& shown, const BlockIndex& index,
-                        std::string* error, bool* at_rename = nullptr);
+base::Status write_index_file_at(int dir_fd, const std::string& name, const std::string& shown,
+                                 const BlockIndex& index, bool* at_rename = nullptr);
 // The same at `path` (its directory opened first): mibz2 index --output.
-int write_index_file(const std::string& path, const BlockIndex& index, std::string* error);
+base::Status write_index_file(const std::string& path, const BlockIndex& index);
 
 // The directory is opened once (O_DIRECTORY | O_NOFOLLOW) and held: every load, save and cleanup
 // works relative to that descriptor, so a path replaced by a symlink (or another directory) while
@@ -95,10 +95,10 @@ class IndexStore {
   LoadedIndex load(const SourceIdentity& id) const;
 
   // Writes the index under the name of its source's content (index.source). On failure returns
-  // false with *error; a directory that cannot be used at all marks the store read-only, so
-  // callers warn once and keep indexes in memory. Before writing, removes the temporary files of
+  // why (EROFS once the store is read-only); a directory that cannot be used at all marks the
+  // store read-only, so callers warn once and keep indexes in memory. Before writing, removes the temporary files of
   // writers that died (remove_stale_temporaries), at most once an hour.
-  bool save(const BlockIndex& index, std::string* error);
+  base::Status save(const BlockIndex& index);
   bool read_only() const;
 
   // Temporary files a writer left behind (it died between creating and renaming them): removed

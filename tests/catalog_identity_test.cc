@@ -412,8 +412,8 @@ TEST_F(SameIdentityOtherBytes, BlockInTheSampleIsCaughtBeforeAnyRead) {
 
 // `mibz2 index --output` writes this: the index as built, by write_index_file.
 void write_sidecar(const fs::path& source, const index::BlockIndex& idx) {
-  std::string error;
-  ASSERT_EQ(index::write_index_file(source.string() + index::kSidecarSuffix, idx, &error), 0) << error;
+  const base::Status written = index::write_index_file(source.string() + index::kSidecarSuffix, idx);
+  ASSERT_TRUE(written.ok()) << written;
 }
 
 TEST(IndexSidecar, SidecarOfACopyIsUsedWithAnEmptyIndexDirectory) {
@@ -599,9 +599,8 @@ TEST(IndexStoreConcurrent, LoadsDuringSavesSeeWholeFilesOnly) {
     writers.emplace_back([&] {
       index::IndexStore mine(store.dir());  // as another mount would
       while (!stop) {
-        std::string error;
-        if (mine.save(*built.index, &error)) ++saves;
-        else ADD_FAILURE() << error;
+        if (const base::Status saved = mine.save(*built.index); saved.ok()) ++saves;
+        else ADD_FAILURE() << saved;
       }
     });
   int loads = 0;
@@ -664,8 +663,8 @@ TEST(IndexStore, StaleTemporariesAreRemoved) {
     age(t.name, t.age_s);
   }
   index::IndexStore store(builder.dir());
-  std::string error;
-  ASSERT_TRUE(store.save(*built.index, &error)) << error;  // the first save cleans
+  const base::Status saved = store.save(*built.index);  // the first save cleans
+  ASSERT_TRUE(saved.ok()) << saved;
   for (const Temp& t : temps) EXPECT_EQ(fs::exists(t.name), !t.removed) << t.name;
   const index::LoadedIndex got = store.load(built.index->source);
   EXPECT_EQ(got.load, Load::kCurrent) << got.why;

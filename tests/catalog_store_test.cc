@@ -134,13 +134,14 @@ TEST(IndexStore, SaveLoadRoundTripOfEveryCorpusShape) {
     ASSERT_TRUE(id.ok()) << id.status();
     r.index.source = *id;
     close(fd);
-    std::string error;
-    ASSERT_TRUE(store.save(r.index, &error)) << error;
+    const base::Status saved = store.save(r.index);
+    ASSERT_TRUE(saved.ok()) << saved;
     const index::LoadedIndex back = store.load(r.index.source);
     ASSERT_EQ(back.load, Load::kCurrent) << back.why;
     EXPECT_TRUE(same_index(back.index, r.index));
     // Saving again replaces it atomically (no temporary files left behind).
-    ASSERT_TRUE(store.save(r.index, &error)) << error;
+    const base::Status again = store.save(r.index);
+    ASSERT_TRUE(again.ok()) << again;
   }
   for (const auto& e : fs::directory_iterator(dir.path() / "idx"))
     EXPECT_EQ(e.path().extension(), ".idx") << "left behind: " << e.path();
@@ -427,14 +428,14 @@ void expect_unwritable(const std::string& dir) {
   Fixture f(120000);
   IndexStore store(dir);
   EXPECT_FALSE(store.read_only());
-  std::string error;
-  EXPECT_FALSE(store.save(*f.first.index, &error));
-  EXPECT_FALSE(error.empty());
+  const base::Status error = store.save(*f.first.index);
+  EXPECT_FALSE(error.ok());
+  EXPECT_FALSE(error.message().empty());
   EXPECT_TRUE(store.read_only());
   // Stays read-only; later saves fail at once.
-  std::string error2;
-  EXPECT_FALSE(store.save(*f.first.index, &error2));
-  EXPECT_FALSE(error2.empty());
+  const base::Status error2 = store.save(*f.first.index);
+  EXPECT_FALSE(error2.ok());
+  EXPECT_FALSE(error2.message().empty());
   // the catalog still gives an index, kept in memory only.
   const engine::IndexStatus o = obtain_guarded(f.source, store, 1);
   ASSERT_TRUE(o.ready()) << o.error;

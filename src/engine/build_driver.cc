@@ -413,7 +413,9 @@ void BuildDriver::end_built(const Build& build, index::BuildResult r) {
   IndexOrigin origin;
   origin.built = true;
   origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(build.id);
-  origin.saved = store_.save(r.index, &origin.save_error);
+  const base::Status saved = store_.save(r.index);
+  origin.saved = saved.ok();
+  origin.save_error = saved.message();
   origin.notes = std::move(r.notes);  // (settling adds why no stored index was used)
   // Without a directory at all, whoever made the store said so already (the mount, at start).
   if (!origin.saved && !store_.dir().empty()) {

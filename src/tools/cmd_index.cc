@@ -55,10 +55,9 @@ int cmd_index(const IndexOptions& o) {
     if (!o.output.empty()) {
       // The index as the catalog holds it: this file's identity, so that mounts of this very file
       // take it at once and copies of it check a sample first.
-      std::string error;
-      if (index::write_index_file(o.output, idx, &error) != 0) {
+      if (const base::Status written = index::write_index_file(o.output, idx); !written.ok()) {
         std::fflush(stdout);
-        std::fprintf(stderr, "mibz2 index: %s: %s\n", path.c_str(), error.c_str());
+        std::fprintf(stderr, "mibz2 index: %s: %s\n", path.c_str(), written.message().c_str());
         status = std::max(status, kExitEnvironment);
       } else {
         std::printf("%s: index written to %s\n", path.c_str(), o.output.c_str());
