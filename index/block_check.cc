@@ -7,7 +7,7 @@
 namespace mibz2::index {
 namespace {
 
-BlockCheck mismatch(std::string why) { return {BlockCheck::kMismatch, std::move(why), {}}; }
+BlockCheck mismatch(std::string why) { return {BlockCheck::kMismatch, base::Status::error(EBADMSG, std::move(why))}; }
 
 }  // namespace
 
@@ -26,7 +26,7 @@ BlockCheck check_block(const BlockIndex& idx, size_t block, const SourceBytes& s
   const uint64_t byte_end = (r.end_bit() + (before_end ? 48 : 0) + 7) / 8;
   compressed.resize_uninitialized(byte_end - byte_begin);
   const SourceRead got = source.read(byte_begin, byte_end - byte_begin, compressed.data());
-  if (got.failed()) return {BlockCheck::kReadError, got.describe(), got};
+  if (got.failed()) return {BlockCheck::kReadError, base::Status::os_error(got.error, got.describe())};
   if (got.count != byte_end - byte_begin) return mismatch("the source is shorter than its index says (it changed)");
   const std::span<const uint8_t> bytes{compressed.data(), compressed.size()};
   const uint64_t start = r.start_bit() - byte_begin * 8;
@@ -66,9 +66,9 @@ std::vector<size_t> sample_blocks(const BlockIndex& idx, size_t count) {
 std::string describe_check(const BlockIndex& idx, size_t block, const BlockCheck& check) {
   switch (check.kind) {
     case BlockCheck::kOk: return {};
-    case BlockCheck::kReadError: return describe_block(idx, block) + ": " + check.why;
+    case BlockCheck::kReadError: return describe_block(idx, block) + ": " + check.why.message();
     case BlockCheck::kMismatch:
-      return describe_block(idx, block) + ": the index does not match the source: " + check.why;
+      return describe_block(idx, block) + ": the index does not match the source: " + check.why.message();
   }
   return {};
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "bz2/block_decoder.h"
 #include "bz2/byte_buffer.h"
 #include "index/block_index.h"
@@ -23,12 +24,13 @@ struct BlockCheck {
     kOk,         // `out` holds the block's bytes, exactly as the record says
     kMismatch,   // the source is not what the index describes (another file, changed in place,
                  // shorter than the index says)
-    kReadError,  // a read of the source failed (`read` says where and its errno): nothing is
-                 // known of the block, and nothing of the index either; a later read may succeed
+    kReadError,  // a read of the source failed: nothing is known of the block, and nothing of the
+                 // index either; a later read may succeed
   };
   Kind kind = kOk;
-  std::string why;  // kMismatch, kReadError
-  SourceRead read;  // kReadError
+  // kMismatch: EBADMSG (ENOMEM when it could not be decoded for want of memory), and what
+  // differs; kReadError: the read's errno (Status::os_error) and where it failed. ok() for kOk.
+  base::Status why;
 };
 
 // Decodes block `block` (a record without a damage flag) of `source` into `out` (cleared first),

@@ -484,8 +484,8 @@ TEST(BlockCheck, AReadErrorIsNoMismatch) {
   bz2::ByteBuffer compressed, out;
   const index::BlockCheck c = index::check_block(idx, block, bytes, decoder, compressed, out);
   EXPECT_EQ(c.kind, index::BlockCheck::kReadError) << c.why;
-  EXPECT_EQ(c.read.error, EIO);
-  EXPECT_NE(c.why.find("Input/output error"), std::string::npos) << c.why;
+  EXPECT_EQ(c.why.code(), EIO);
+  EXPECT_NE(c.why.message().find("Input/output error"), std::string::npos) << c.why;
   EXPECT_EQ(index::check_block(idx, block - 1, bytes, decoder, compressed, out).kind, index::BlockCheck::kOk);
   const ShrunkBytes shrunk(f.file, at);
   EXPECT_EQ(index::check_block(idx, block, shrunk, decoder, compressed, out).kind, index::BlockCheck::kMismatch);

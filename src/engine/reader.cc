@@ -350,9 +350,9 @@ Reader::Outcome Reader::decode(uint64_t block, WorkerContext& ctx) {
       // Neither damage nor a mismatch: nothing is known of the block, and the index stands. This
       // read fails (EIO); nothing is cached, so the next read of the block tries again.
       add(st.read_errors);
-      report_read_error(block, c.why);
+      report_read_error(block, c.why.message());
       return {nullptr, EIO};
-    case index::BlockCheck::kMismatch: return mismatch(block, c.why);
+    case index::BlockCheck::kMismatch: return mismatch(block, c.why.message());
   }
   if (read_error_reported_[block].load(std::memory_order_relaxed)) read_error_reported_[block].store(false);
   add(st.decodes);

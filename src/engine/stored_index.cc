@@ -113,10 +113,11 @@ index::BlockCheck StoredIndexLoader::check_blocks(const index::BlockIndex& idx, 
       try {
         bz2::ByteBuffer out;
         index::BlockCheck c = index::check_block(idx, b, source, ctx.decoder, ctx.compressed, out);
-        c.why = index::describe_check(idx, b, c);
+        if (c.kind != index::BlockCheck::kOk) c.why = base::Status::error(c.why.code(), index::describe_check(idx, b, c));
         done->set_value(std::move(c));
       } catch (const std::exception& e) {
-        done->set_value({index::BlockCheck::kMismatch, index::describe_block(idx, b) + ": cannot decode: " + e.what(), {}});
+        done->set_value({index::BlockCheck::kMismatch,
+                         base::Status::error(ENOMEM, index::describe_block(idx, b) + ": cannot decode: " + e.what())});
       }
     });
   }
@@ -149,13 +150,13 @@ bool StoredIndexLoader::accept_same_content(const CatalogFile& file, const index
     // Not a mismatch: the index is neither used nor rejected (nor rebuilt, which would read the
     // same bytes); the file fails for now and is tried again.
     *reason = "cannot validate " + (origin->sidecar ? origin->index_path : std::string("the stored index")) +
-              ": " + check.why;
-    *read_error = check.read.error;
+              ": " + check.why.message();
+    *read_error = check.why.code();
     return false;
   }
   if (check.kind != index::BlockCheck::kOk) {
     *reason = (origin->sidecar ? origin->index_path : std::string("the stored index")) +
-              " has this file's size and fingerprint but not its blocks: " + check.why;
+              " has this file's size and fingerprint but not its blocks: " + check.why.message();
     return false;
   }
   spdlog::info("{}: index {} validated for this copy ({} of {} blocks checked in {:.0f} ms)", file.path(),
