@@ -59,11 +59,8 @@ constexpr std::chrono::nanoseconds kBuildQuantum = std::chrono::seconds(1);
 // the file, and the scheduler's record) when it is one of the queue's.
 struct BuildDriver::Build : BuildTurn {
   explicit Build(FileRef f) : BuildTurn(std::move(f)) {}
-  ~Build() {
-    if (fd >= 0) close(fd);
-  }
   index::SourceIdentity id;
-  int fd = -1;                                  // the source, read with pread (never mapped); -1 while parked
+  io::UniqueFd fd;                              // the source, read with pread (never mapped); none while parked
   std::unique_ptr<ReopenedBytes> file_bytes;    // over fd (SourceAccess::bytes)
   const index::SourceBytes* bytes = nullptr;   // what the builder reads: file_bytes, or stream_once's
   bool once = false;                            // stream_once: no source to check, nothing to store
@@ -124,17 +121,18 @@ std::shared_ptr<BuildDriver::Build> BuildDriver::start_build(const FileRef& file
     build->once = true;
     build->bytes = once;
   } else {
-    std::string err;
-    build->fd = open_source(access_, *file, &build->id, &err);
-    if (build->fd < 0) {
-      outcomes_.failed_for_now(file, err, {});
+    base::Result<OpenedSource> opened = open_source(access_, *file);
+    if (!opened.ok()) {
+      outcomes_.failed_for_now(file, opened.status().message(), {});
       if (slot) sched_.give_back(slot->urgent);
       return nullptr;
     }
+    build->fd = std::move(opened->fd);
+    build->id = opened->id;
     spdlog::info("{}: indexing ({} compressed bytes)", file->path(), build->id.size);
     file->note_source_size(build->id.size);
     build->file_bytes = std::make_unique<ReopenedBytes>(access_, build->id.size);
-    build->file_bytes->reset(build->fd);
+    build->file_bytes->reset(build->fd.get());
     build->bytes = build->file_bytes.get();
   }
   const size_t window = kWindowPerThread * engine_.pool().threads();
@@ -261,13 +259,13 @@ void BuildDriver::run_job(const std::shared_ptr<Build>& build, WorkerContext& ct
 }
 
 void BuildDriver::park_build(const std::shared_ptr<Build>& build) {
-  int fd;
+  io::UniqueFd fd;
   {
     std::lock_guard lk(build->mu);
-    fd = std::exchange(build->fd, -1);
+    fd = std::move(build->fd);
     build->file_bytes->reset(-1);
   }
-  if (fd >= 0) close(fd);  // a parked build holds no descriptor: there may be many
+  fd.reset();  // a parked build holds no descriptor: there may be many
   spdlog::debug("{}: indexing steps aside for other files ({} of {} bytes done)", build->file->path(),
                 build->builder->bytes_done(), build->builder->bytes_total());
   const bool urgent = build->file->wanted_now();
@@ -290,14 +288,12 @@ void BuildDriver::resume_build(const std::shared_ptr<Build>& build) {
   }
   // The same file it was (FORMAT.md's identity, fingerprint included), or the build ends: what it
   // read so far is a fact about another file.
-  index::SourceIdentity id;
-  std::string err;
-  const int fd = open_source(access_, *build->file, &id, &err);
-  const bool same = fd >= 0 && id == build->id;
+  base::Result<OpenedSource> opened = open_source(access_, *build->file);
+  const bool same = opened.ok() && opened->id == build->id;
   {
     std::lock_guard lk(build->mu);
-    build->fd = fd;
-    build->file_bytes->reset(fd);
+    build->fd = opened.ok() ? std::move(opened->fd) : io::UniqueFd();
+    build->file_bytes->reset(build->fd.get());
     build->yielding = false;
     build->moved = !same;
   }
@@ -496,7 +492,7 @@ index::BuildResult BuildDriver::stream_once(const index::SourceBytes& source,
 // Whether the file the build read is not the one it began with (truncated, rewritten in place):
 // the identity of the open descriptor now against the one taken at the start.
 bool BuildDriver::source_changed(const Build& build) const {
-  const base::Result<index::SourceIdentity> now = index::identify_source(build.fd);
+  const base::Result<index::SourceIdentity> now = index::identify_source(build.fd.get());
   return !now.ok() || !(*now == build.id);
 }
 

@@ -162,11 +162,8 @@ bool Catalog::refresh(const FileRef& file) {
   // Only the ctime moved: a chmod, or content rewritten in place with size and mtime put back.
   // The fingerprint tells them apart (FORMAT.md), read outside every lock.
   if (confirming) {
-    index::SourceIdentity id;
-    std::string err;
-    const int fd = open_source(access_, *file, &id, &err);
-    if (fd >= 0) close(fd);
-    if (file->confirm(confirming, fd >= 0 ? &id : nullptr)) return false;
+    const base::Result<OpenedSource> opened = open_source(access_, *file);
+    if (file->confirm(confirming, opened.ok() ? &opened->id : nullptr)) return false;
   }
   uint64_t forget_id = 0;
   if (!file->go_stale(confirming, &forget_id)) return false;
@@ -227,10 +224,12 @@ std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error, s
     const std::shared_ptr<const index::BlockIndex>& idx = cur.index;
     const uint64_t file_id = cur.file_id;
     if (!idx) continue;  // changed again meanwhile
-    index::SourceIdentity id;
-    const int fd = open_source(access_, *file, &id, error);
-    if (fd < 0) continue;
-    std::shared_ptr<Reader> reader = engine_.open(file_id, file->path(), fd, id, idx, error);
+    base::Result<OpenedSource> opened = open_source(access_, *file);
+    if (!opened.ok()) {
+      *error = opened.status().message();
+      continue;
+    }
+    std::shared_ptr<Reader> reader = engine_.open(file_id, file->path(), opened->fd.release(), opened->id, idx, error);
     if (!reader) {
       spdlog::debug("{}: open: {}", file->path(), *error);
       continue;

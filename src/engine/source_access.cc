@@ -13,21 +13,18 @@ namespace mibz2::engine {
 
 int sidecar_open_result(int fd_or_errno) { return fd_or_errno == -ENAMETOOLONG ? -ENOENT : fd_or_errno; }
 
-int open_source(const SourceAccess& access, const CatalogFile& file, index::SourceIdentity* id, std::string* error) {
+base::Result<OpenedSource> open_source(const SourceAccess& access, const CatalogFile& file) {
   struct stat st;
-  const int fd = access.open(file, &st);
-  if (fd < 0) {
-    *error = "cannot open: " + index::errno_words(-fd);
-    return -1;
+  OpenedSource opened;
+  opened.fd.reset(access.open(file, &st));
+  if (!opened.fd.valid()) {
+    const int e = -opened.fd.release();
+    return base::Status::os_error(e, "cannot open: " + index::errno_words(e));
   }
-  base::Result<index::SourceIdentity> identified = index::identify_source(fd);
-  if (!identified.ok()) {
-    *error = identified.status().message();  // its words say what failed, and where
-    close(fd);
-    return -1;
-  }
-  *id = *identified;
-  return fd;
+  base::Result<index::SourceIdentity> id = index::identify_source(opened.fd.get());
+  MIBZ2_FORWARD_IF_ERROR(id);  // its words say what failed, and where
+  opened.id = *id;
+  return opened;
 }
 
 std::unique_ptr<index::SourceBytes> SourceAccess::bytes(int fd, uint64_t size) const {

@@ -9,8 +9,10 @@
 #include <memory>
 #include <string>
 
+#include "base/status.h"
 #include "index/block_index.h"
 #include "index/source_bytes.h"
+#include "io/unique_fd.h"
 
 namespace mibz2::engine {
 
@@ -36,9 +38,14 @@ class SourceAccess {
   virtual std::unique_ptr<index::SourceBytes> bytes(int fd, uint64_t size) const;
 };
 
-// The one way the catalog opens a source (through `access`): read-only, with its identity (size,
-// mtime, inode, fingerprint). Returns the descriptor or -1 with *error.
-int open_source(const SourceAccess& access, const CatalogFile& file, index::SourceIdentity* id, std::string* error);
+// A source opened by the catalog: its descriptor (read-only) and its identity as read from it.
+struct OpenedSource {
+  io::UniqueFd fd;
+  index::SourceIdentity id;  // size, mtime, inode, fingerprint
+};
+// The one way the catalog opens a source (through `access`), or why it cannot (the machine's: it
+// cannot be opened, stated or read; the words say which, with the errno).
+base::Result<OpenedSource> open_source(const SourceAccess& access, const CatalogFile& file);
 
 // What an open of a sidecar returned, as open_sidecar returns it. A sidecar's name is its source's
 // with ".mibz2idx" added: for a source whose name is within 9 bytes of the longest the file system

@@ -10,23 +10,16 @@
 #include <spdlog/spdlog.h>
 
 namespace mibz2::engine {
-namespace {
-
-// Closes a descriptor at the end of a scope.
-struct FdCloser {
-  int fd;
-  ~FdCloser() { close(fd); }
-};
-
-}  // namespace
 
 StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
   Found found;
-  index::SourceIdentity id;
-  const int fd = open_source(access_, file, &id, &found.failure);
-  if (fd < 0) return found;
-  const FdCloser closer{fd};
-  const std::unique_ptr<index::SourceBytes> bytes = access_.bytes(fd, id.size);
+  base::Result<OpenedSource> opened = open_source(access_, file);
+  if (!opened.ok()) {
+    found.failure = opened.status().message();
+    return found;
+  }
+  const index::SourceIdentity& id = opened->id;
+  const std::unique_ptr<index::SourceBytes> bytes = access_.bytes(opened->fd.get(), id.size);
   const index::SourceBytes& source = *bytes;
   file.note_source_size(id.size);
   IndexOrigin origin;
