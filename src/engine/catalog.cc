@@ -90,8 +90,8 @@ bool Catalog::load_stored(const FileRef& file) {
     settle_ready(file, std::move(found.index), std::move(found.origin));
     return true;
   }
-  if (!found.failure.empty()) {
-    fail_for_now(file, found.failure);
+  if (!found.failure.ok()) {
+    fail_for_now(file, found.failure.message());
     return true;
   }
   file->note_not_loaded(std::move(found.not_used));

@@ -15,72 +15,62 @@ StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
   Found found;
   base::Result<OpenedSource> opened = open_source(access_, file);
   if (!opened.ok()) {
-    found.failure = opened.status().message();
+    found.failure = opened.status();
     return found;
   }
   const index::SourceIdentity& id = opened->id;
-  const std::unique_ptr<index::SourceBytes> bytes = access_.bytes(opened->fd.get(), id.size);
-  const index::SourceBytes& source = *bytes;
+  const std::unique_ptr<index::SourceBytes> source = access_.bytes(opened->fd.get(), id.size);
   file.note_source_size(id.size);
-  IndexOrigin origin;
-  origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(id);
   std::vector<std::string> not_used;  // why stored indexes were not used, for the build's origin
   std::string untrusted;              // those not believed (index_trust.h): logged once, not each load
-  index::BlockIndex loaded;
-  std::string reason;
-  auto not_used_because = [&](index::Load got) {
-    if (got != index::Load::kUntrusted) return not_used.push_back(reason);
-    if (reported_untrusted_.first(file.path() + '\n' + reason))
-      spdlog::warn("{}: index file not used, the file is indexed as if there were none: {}", file.path(), reason);
-    untrusted += (untrusted.empty() ? "" : "; ") + reason;
-  };
-  int read_error = 0;  // a sample's read failed: nothing is judged, the file fails for now
-  auto use = [&](IndexOrigin used) {
-    found.index = std::make_shared<const index::BlockIndex>(std::move(loaded));
-    found.origin = std::move(used);
-    return found;
-  };
-  // A sample's read failed: the file fails for now.
-  auto fail = [&] {
-    found.failure = reason;
-    return found;
+
+  // An index file found for the source: used if it describes it (one of the same content, or any
+  // when `sample`, once a sample of its blocks decodes as its records say); a sample that could
+  // not be read fails the file for now; otherwise why it was not used is kept. True: decided.
+  auto consider = [&](index::LoadedIndex got, IndexOrigin origin, bool sample) {
+    base::Status why = std::move(got.why);
+    if (got.load == index::Load::kCurrent || got.load == index::Load::kSameContent) {
+      got.index.source.ctime_ns = id.ctime_ns;  // index files do not keep it: the file's, as just confirmed
+      if (sample || got.load == index::Load::kSameContent)
+        why = accept_same_content(file, *source, id, &got.index, &origin);
+      if (why.ok()) {
+        found.index = std::make_shared<const index::BlockIndex>(std::move(got.index));
+        found.origin = std::move(origin);
+        return true;
+      }
+      if (base::is_environment(why)) {
+        found.failure = std::move(why);
+        return true;
+      }
+    }
+    if (got.load == index::Load::kMissing) return false;
+    if (got.load != index::Load::kUntrusted) {
+      not_used.push_back(why.message());
+    } else {
+      if (reported_untrusted_.first(file.path() + '\n' + why.message()))
+        spdlog::warn("{}: index file not used, the file is indexed as if there were none: {}", file.path(),
+                     why.message());
+      untrusted += (untrusted.empty() ? "" : "; ") + why.message();
+    }
+    return false;
   };
 
   // The index directory, by the content's name: this very file's index, or a copy's.
-  index::LoadedIndex stored = store_.load(id);
-  const index::Load got = stored.load;
-  loaded = std::move(stored.index);
-  reason = stored.why.message();
-  loaded.source.ctime_ns = id.ctime_ns;  // index files do not keep it: the file's, as just confirmed
-  if (got == index::Load::kCurrent) {
-    return use(std::move(origin));
-  }
-  if (got == index::Load::kSameContent && accept_same_content(file, source, id, &loaded, &origin, &reason, &read_error)) {
-    return use(std::move(origin));
-  }
-  if (read_error) return fail();
-  if (got != index::Load::kMissing) not_used_because(got);
+  IndexOrigin in_store;
+  in_store.index_path = store_.dir().empty() ? std::string() : store_.path_for(id);
+  if (consider(store_.load(id), std::move(in_store), /*sample=*/false)) return found;
 
   // A sidecar published with the source, read only. Whatever its mtime and inode say, it is
   // checked against a sample of the source's blocks: it comes from elsewhere.
   const std::string sidecar = file.path() + index::kSidecarSuffix;
   struct stat sidecar_dir;
   if (const int sfd = access_.open_sidecar(file, &sidecar_dir); sfd >= 0) {
-    index::LoadedIndex read = index::read_index_file(sfd, sidecar_dir, sidecar, id);
+    index::LoadedIndex got = index::read_index_file(sfd, sidecar_dir, sidecar, id);
     close(sfd);
-    const index::Load side = read.load;
-    loaded = std::move(read.index);
-    reason = read.why.message();
-    if (side == index::Load::kCurrent || side == index::Load::kSameContent) {
-      IndexOrigin from_sidecar;
-      from_sidecar.index_path = sidecar;
-      from_sidecar.sidecar = true;
-      if (accept_same_content(file, source, id, &loaded, &from_sidecar, &reason, &read_error)) {
-        return use(std::move(from_sidecar));
-      }
-      if (read_error) return fail();
-    }
-    not_used_because(side);
+    IndexOrigin from_sidecar;
+    from_sidecar.index_path = sidecar;
+    from_sidecar.sidecar = true;
+    if (consider(std::move(got), std::move(from_sidecar), /*sample=*/true)) return found;
   } else if (sfd != -ENOENT) {
     not_used.push_back("cannot open " + sidecar + ": " + std::strerror(-sfd));
   }
@@ -122,36 +112,27 @@ index::BlockCheck StoredIndexLoader::check_blocks(const index::BlockIndex& idx, 
   return first;
 }
 
-bool StoredIndexLoader::accept_same_content(const CatalogFile& file, const index::SourceBytes& source,
-                                            const index::SourceIdentity& id, index::BlockIndex* loaded,
-                                            IndexOrigin* origin, std::string* reason, int* read_error) const {
+base::Status StoredIndexLoader::accept_same_content(const CatalogFile& file, const index::SourceBytes& source,
+                                                    const index::SourceIdentity& id, index::BlockIndex* loaded,
+                                                    IndexOrigin* origin) const {
+  const std::string named = origin->sidecar ? origin->index_path : std::string("the stored index");
   // Damage is a fact about one file's bytes: an index recording it is trusted only for the file it
   // was made from. A copy with the same size and fingerprint may well be intact (the damage lies
   // between the fingerprinted ends), and its blocks would then read as errors; it is indexed anew.
   // Every kind of damage (truncation and stream CRC mismatch too) is a damaged record, counted.
-  if (loaded->damaged_blocks) {
-    *reason = (origin->sidecar ? origin->index_path : std::string("the stored index")) +
-              " records damage, which is trusted only for the file it was made from";
-    return false;
-  }
+  MIBZ2_RETURN_ERROR_IF(loaded->damaged_blocks, EBADMSG,
+                        named + " records damage, which is trusted only for the file it was made from");
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<size_t> sample = index::sample_blocks(*loaded);
   const index::BlockCheck check = check_blocks(*loaded, sample, source);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const size_t checked = sample.size();
-  if (check.kind == index::BlockCheck::kReadError) {
-    // Not a mismatch: the index is neither used nor rejected (nor rebuilt, which would read the
-    // same bytes); the file fails for now and is tried again.
-    *reason = "cannot validate " + (origin->sidecar ? origin->index_path : std::string("the stored index")) +
-              ": " + check.why.message();
-    *read_error = check.why.code();
-    return false;
-  }
-  if (check.kind != index::BlockCheck::kOk) {
-    *reason = (origin->sidecar ? origin->index_path : std::string("the stored index")) +
-              " has this file's size and fingerprint but not its blocks: " + check.why.message();
-    return false;
-  }
+  // A read error is no mismatch: the index is neither used nor rejected (nor rebuilt, which would
+  // read the same bytes); the file fails for now (its errno is the machine's) and is tried again.
+  if (check.kind == index::BlockCheck::kReadError)
+    return base::Status::os_error(check.why.code(), "cannot validate " + named + ": " + check.why.message());
+  MIBZ2_RETURN_ERROR_IF(check.kind != index::BlockCheck::kOk, EBADMSG,
+                        named + " has this file's size and fingerprint but not its blocks: " + check.why.message());
   spdlog::info("{}: index {} validated for this copy ({} of {} blocks checked in {:.0f} ms)", file.path(),
                origin->index_path, checked, loaded->blocks.size(), secs * 1000);
   // From here on it is this file's index: refresh() and Engine::open compare with this identity.
@@ -159,7 +140,7 @@ bool StoredIndexLoader::accept_same_content(const CatalogFile& file, const index
   origin->validated = true;
   origin->validation_seconds = secs;
   origin->blocks_validated = checked;
-  return true;
+  return {};
 }
 
 }  // namespace mibz2::engine

@@ -42,8 +42,8 @@ class StoredIndexLoader {
   struct Found {
     std::shared_ptr<const index::BlockIndex> index;  // an index that describes the source: use it
     IndexOrigin origin;                               // with `index`: where it came from
-    std::string failure;   // not empty: the file fails for now (it cannot be opened, or a sample
-                           // could not be read): the words, with the errno
+    base::Status failure;  // not ok: the file fails for now (it cannot be opened, or a sample could
+                           // not be read): the machine's (base::is_environment)
     std::string not_used;  // otherwise: why stored indexes were not used (empty: there were none)
   };
   // Opens the file's source (noting its size in the entry), and looks for its index.
@@ -51,13 +51,13 @@ class StoredIndexLoader {
 
  private:
   // A stored or sidecar index whose content identity matches the source's (size, fingerprint)
-  // while its mtime or inode do not: checks a sample of its blocks against `source`. True: it
-  // describes this file (its identity is made the source's, *origin says how long it took); false
-  // with *reason. A read of the source that failed on the way sets *read_error (its errno; *reason
-  // says where): the file then fails for now, the index neither used nor judged.
-  bool accept_same_content(const CatalogFile& file, const index::SourceBytes& source, const index::SourceIdentity& id,
-                           index::BlockIndex* loaded, IndexOrigin* origin, std::string* reason,
-                           int* read_error) const;
+  // while its mtime or inode do not: checks a sample of its blocks against `source`. ok: it
+  // describes this file (its identity is made the source's, *origin says how long it took). Else
+  // why not (EBADMSG: it records damage, or a block differs), or the read of the source that failed
+  // on the way (the machine's, base::is_environment): the index is then neither used nor judged.
+  base::Status accept_same_content(const CatalogFile& file, const index::SourceBytes& source,
+                                   const index::SourceIdentity& id, index::BlockIndex* loaded,
+                                   IndexOrigin* origin) const;
   // Checks `blocks` of `idx` against `source` (index::check_block), in parallel on the pool. kOk
   // when all match; else what the first in order that did not found (its `why` in words, with the
   // block). A read error is no mismatch: it says nothing of the index.
