@@ -107,7 +107,12 @@ inline std::shared_ptr<engine::Reader> try_open(engine::Engine& e, uint64_t file
     ::close(fd);
     return nullptr;
   }
-  return e.open(file_id, path, fd, *id, std::move(index), error);
+  base::Result<std::shared_ptr<engine::Reader>> reader = e.open(file_id, path, fd, *id, std::move(index));
+  if (!reader.ok()) {
+    *error = reader.status().message();
+    return nullptr;
+  }
+  return std::move(reader).value();
 }
 
 inline std::shared_ptr<engine::Reader> open_reader(engine::Engine& e, uint64_t file_id, const Source& s) {

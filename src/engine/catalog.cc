@@ -229,11 +229,13 @@ std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error, s
       *error = opened.status().message();
       continue;
     }
-    std::shared_ptr<Reader> reader = engine_.open(file_id, file->path(), opened->fd.release(), opened->id, idx, error);
-    if (!reader) {
+    base::Result<std::shared_ptr<Reader>> made = engine_.open(file_id, file->path(), opened->fd.release(), opened->id, idx);
+    if (!made.ok()) {
+      *error = made.status().message();
       spdlog::debug("{}: open: {}", file->path(), *error);
       continue;
     }
+    std::shared_ptr<Reader> reader = std::move(made).value();
     // A block that does not match its record makes the index stale: the read fails, and the next
     // open builds a fresh index (not the stored one, which matched the source's identity).
     reader->set_mismatch_handler([this, weak = std::weak_ptr<CatalogFile>(file), file_id](const std::string& what) {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "engine/reader.h"
 
@@ -35,14 +36,13 @@ ReadAheadLimits Engine::readahead_limits() const {
   return l;
 }
 
-std::shared_ptr<Reader> Engine::open(uint64_t file_id, const std::string& path, int fd,
-                                     const index::SourceIdentity& opened,
-                                     std::shared_ptr<const index::BlockIndex> index, std::string* error) {
+base::Result<std::shared_ptr<Reader>> Engine::open(uint64_t file_id, const std::string& path, int fd,
+                                                   const index::SourceIdentity& opened,
+                                                   std::shared_ptr<const index::BlockIndex> index) {
   // Never serve old bytes for a new file: the file opened must be the one indexed.
   if (!(opened == index->source)) {
     close(fd);
-    *error = "the file changed since it was indexed";
-    return nullptr;
+    return base::Status::error(ESTALE, "the file changed since it was indexed");
   }
   return std::make_shared<Reader>(*this, file_id, path, fd, std::move(index));
 }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "base/status.h"
 #include "engine/block_cache.h"
 #include "engine/decoder_pool.h"
 #include "engine/engine_stats.h"
@@ -36,10 +37,11 @@ class Engine {
   // A Reader over the open source `fd` (taken over: closed when the Reader goes, or here on
   // failure) whose identity, read from that descriptor, is `opened`; `path` names it in messages.
   // `file_id` keys the file's blocks in the cache: reuse it when the same unchanged file is opened
-  // again, so the cache carries over. Fails (with *error) when the file is not the file the index
+  // again, so the cache carries over. Fails (ESTALE) when the file is not the file the index
   // describes. Catalog::open is the way files are opened; this is the step it ends with.
-  std::shared_ptr<Reader> open(uint64_t file_id, const std::string& path, int fd, const index::SourceIdentity& opened,
-                               std::shared_ptr<const index::BlockIndex> index, std::string* error);
+  base::Result<std::shared_ptr<Reader>> open(uint64_t file_id, const std::string& path, int fd,
+                                             const index::SourceIdentity& opened,
+                                             std::shared_ptr<const index::BlockIndex> index);
   // Forgets a file's cached blocks (the file changed).
   void forget(uint64_t file_id) { cache_.erase_file(file_id); }
 
