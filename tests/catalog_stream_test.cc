@@ -223,7 +223,7 @@ TEST(CatalogStreamConcurrent, AConsumerThatStopsAfterTheLastDecodeStoresNothing)
   EXPECT_FALSE(finished.get()) << "stream() says the pass went through";
   const engine::IndexStatus st = catalog.status(file);
   EXPECT_FALSE(st.ready());
-  EXPECT_EQ(st.failure, engine::IndexFailure::kStopped) << st.describe();
+  EXPECT_TRUE(base::is_stopped(st.error)) << st.describe();
   EXPECT_FALSE(std::filesystem::exists(store.path_for(identity_of(path))));
 }
 
@@ -233,11 +233,11 @@ TEST(CatalogStreamConcurrent, NotBzip2ThroughAStream) {
   const std::string path = dir.write("text.bz2", to_bytes("plain text, not bzip2\n")).string();
   const Streamed s = stream(path, store, 2);
   EXPECT_FALSE(s.obtained.ready());
-  EXPECT_NE(s.obtained.error.find("not a bzip2"), std::string::npos) << s.obtained.error;
+  EXPECT_NE(s.obtained.error.message().find("not a bzip2"), std::string::npos) << s.obtained.error;
   EXPECT_TRUE(s.numbers.empty());
   const Streamed missing = stream((dir.path() / "missing.bz2").string(), store, 2);
   EXPECT_FALSE(missing.obtained.ready());
-  EXPECT_FALSE(missing.obtained.error.empty());
+  EXPECT_FALSE(missing.obtained.error.message().empty());
 }
 
 }  // namespace

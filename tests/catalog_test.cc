@@ -111,8 +111,8 @@ TEST(CatalogConcurrent, NotBzip2FailsAndEveryWaiterLearnsIt) {
   EXPECT_FALSE(s.catalog.wait(f));
   const engine::IndexStatus st = s.catalog.status(f);
   EXPECT_EQ(st.state, IndexState::kFailed);
-  EXPECT_NE(st.error.find("not a bzip2"), std::string::npos) << st.error;
-  EXPECT_EQ(st.describe(), "failed: " + st.error);
+  EXPECT_NE(st.error.message().find("not a bzip2"), std::string::npos) << st.error;
+  EXPECT_EQ(st.describe(), "failed: " + st.error.message());
   EXPECT_FALSE(s.catalog.wait(f));  // settled: answered at once
   std::string error;
   EXPECT_FALSE(s.catalog.open(f, &error));
@@ -184,7 +184,7 @@ TEST(CatalogConcurrent, MissingSourceFails) {
   CatalogSetup s;
   const engine::FileRef f = s.catalog.add((s.dir.path() / "missing.bz2").string());
   EXPECT_FALSE(s.catalog.wait(f));
-  EXPECT_NE(s.catalog.status(f).error.find("No such file"), std::string::npos) << s.catalog.status(f).error;
+  EXPECT_NE(s.catalog.status(f).error.message().find("No such file"), std::string::npos) << s.catalog.status(f).error;
 }
 
 TEST(CatalogConcurrent, ASourceChangeMakesTheIndexStaleAndANewReader) {
@@ -298,13 +298,13 @@ TEST(CatalogConcurrent, ShutdownSettlesEveryWaitingFile) {
     const engine::IndexStatus st = s.catalog.status(f);
     EXPECT_TRUE(st.settled());
     if (!st.ready()) {
-      EXPECT_EQ(st.error, "unmounting");
+      EXPECT_EQ(st.error.message(), "unmounting");
     }
   }
   // After shutdown nothing new is built: a new file fails at once.
   const engine::FileRef late = s.add("late.bz2", text_bytes(1000, 1));
   EXPECT_FALSE(s.catalog.wait(late));
-  EXPECT_EQ(s.catalog.status(late).error, "unmounting");
+  EXPECT_EQ(s.catalog.status(late).error.message(), "unmounting");
 }
 
 TEST(CatalogConcurrent, ManyThreadsWaitForOneBuild) {

@@ -374,7 +374,7 @@ TEST(IndexDamage, NotBzip2OrEmptyIsRefusedWithAReason) {
     const std::string path = dir.write(name + ".bz2", data).string();
     const engine::IndexStatus o = obtain_guarded(path, store, 1);
     EXPECT_FALSE(o.ready());
-    EXPECT_FALSE(o.error.empty());
+    EXPECT_FALSE(o.error.message().empty());
     EXPECT_FALSE(o.index);
     EXPECT_FALSE(o.origin.saved);
     EXPECT_FALSE(std::filesystem::exists(store.path_for(identity_of(path)))) << "no index is saved for a file that is not bzip2";

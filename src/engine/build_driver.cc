@@ -73,9 +73,10 @@ struct BuildDriver::Build : BuildTurn {
   bool consumer_done = false;  // a stream's consumer took its last block, or stopped
   bool yielding = false;    // it gave its slot up: it claims no job, and is parked once its last ends
   bool moved = false;       // resumed to find its source is no longer the file it read: it ends so
-  // Why the driver cancelled it, if it did: a stream's consumer stopped (kStopped), memory ran
-  // out (kEnvironment). A build that fails by itself fails on the content (kNotBzip2).
-  IndexFailure cancelled_as = IndexFailure::kNone;
+  // Why the driver cancelled it, if it did (an errno, 0 if not): a stream's consumer stopped
+  // (ECANCELED), memory ran out (ENOMEM). A build that fails by itself fails on the content, or
+  // on a read of its source.
+  int cancelled_as = 0;
 };
 
 BuildDriver::BuildDriver(Engine& engine, index::IndexStore& store, const SourceAccess& access, Outcomes& outcomes)
@@ -87,7 +88,7 @@ BuildDriver::BuildDriver(Engine& engine, index::IndexStore& store, const SourceA
 
 void BuildDriver::queue(const FileRef& file, bool now) {
   if (!sched_.queue(file, now)) {
-    outcomes_.failed(file, IndexFailure::kStopped, "unmounting", {});
+    outcomes_.failed(file, base::Status::error(ECANCELED, "unmounting"), {});
     return;
   }
   schedule();
@@ -123,7 +124,7 @@ std::shared_ptr<BuildDriver::Build> BuildDriver::start_build(const FileRef& file
   } else {
     base::Result<OpenedSource> opened = open_source(access_, *file);
     if (!opened.ok()) {
-      outcomes_.failed_for_now(file, opened.status().message(), {});
+      outcomes_.failed_for_now(file, opened.status(), {});
       if (slot) sched_.give_back(slot->urgent);
       return nullptr;
     }
@@ -186,7 +187,7 @@ unsigned BuildDriver::claim_jobs_locked(Build& build) {
 void BuildDriver::fail_build(Build& build, const std::exception& e) {
   {
     std::lock_guard lk(build.mu);
-    build.cancelled_as = IndexFailure::kEnvironment;
+    build.cancelled_as = ENOMEM;
   }
   build.builder->cancel(std::string("cannot index: ") + e.what());
 }
@@ -334,7 +335,7 @@ void BuildDriver::finish_if_done(const std::shared_ptr<Build>& build) {
 
 void BuildDriver::finish_build(const std::shared_ptr<Build>& build) {
   index::BuildResult r = build->builder->take_result();
-  IndexFailure cancelled_as;
+  int cancelled_as;
   bool moved;
   {
     std::lock_guard lk(build->mu);
@@ -342,7 +343,7 @@ void BuildDriver::finish_build(const std::shared_ptr<Build>& build) {
     moved = build->moved;
   }
   // A stream's consumer that stopped stopped the pass, even if the decoders had finished by then.
-  if (cancelled_as == IndexFailure::kStopped && r.ok) {
+  if (cancelled_as == ECANCELED && r.ok) {
     r.ok = false;
     r.error = index::IndexBuilder::kCancelled;
   }
@@ -376,31 +377,32 @@ void BuildDriver::end_changed(const Build& build) {
   // What was read is a mix of the file before and after: never stored, never served.
   spdlog::info("{}: the source changed while it was indexed; indexing it again when it is needed", build.file->path());
   if (build.stream) {
-    outcomes_.failed(build.file, IndexFailure::kEnvironment, "the source changed while it was read", {});
+    outcomes_.failed(build.file, base::Status::error(ESTALE, "the source changed while it was read"), {});
   } else {
     // Someone waits: build it again now (from the file as it is).
     if (build.file->rebuild_after_change()) queue(build.file, true);
   }
 }
 
-void BuildDriver::end_failed(const Build& build, index::BuildResult r, bool stopping, IndexFailure cancelled_as) {
+void BuildDriver::end_failed(const Build& build, index::BuildResult r, bool stopping, int cancelled_as) {
   const std::string& path = build.file->path();
   IndexOrigin origin;
   origin.built = true;
   origin.notes = std::move(r.notes);
-  // A read of the source that failed says nothing of its content: never the file's fault.
-  const IndexFailure failure = stopping                                 ? IndexFailure::kStopped
-                               : cancelled_as != IndexFailure::kNone ? cancelled_as
-                               : r.read_errno                        ? IndexFailure::kEnvironment
-                                                                     : IndexFailure::kNotBzip2;
   if (stopping) {
     spdlog::debug("{}: indexing stopped at unmount", path);
-    outcomes_.failed(build.file, failure, "unmounting", std::move(origin));
-  } else if (failure == IndexFailure::kEnvironment) {
-    outcomes_.failed_for_now(build.file, r.error, std::move(origin));
+    outcomes_.failed(build.file, base::Status::error(ECANCELED, "unmounting"), std::move(origin));
+    return;
+  }
+  // A read of the source that failed says nothing of its content: never the file's fault.
+  base::Status why = cancelled_as  ? base::Status::error(cancelled_as, r.error)
+                     : r.read_errno ? base::Status::os_error(r.read_errno, r.error)
+                                    : base::Status::error(EILSEQ, r.error);
+  if (base::is_environment(why)) {
+    outcomes_.failed_for_now(build.file, std::move(why), std::move(origin));
   } else {
     if (r.error != index::IndexBuilder::kCancelled) spdlog::error("{}: cannot index: {}", path, r.error);
-    outcomes_.failed(build.file, failure, r.error, std::move(origin));
+    outcomes_.failed(build.file, std::move(why), std::move(origin));
   }
 }
 
@@ -467,7 +469,7 @@ bool BuildDriver::consume(const std::shared_ptr<Build>& build, index::BlockStrea
   while (!stopped && stream.next(&block)) stopped = !sink(block);
   {
     std::lock_guard lk(build->mu);
-    if (stopped) build->cancelled_as = IndexFailure::kStopped;
+    if (stopped) build->cancelled_as = ECANCELED;
     build->consumer_done = true;
   }
   if (stopped) build->builder->cancel();

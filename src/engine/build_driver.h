@@ -65,10 +65,10 @@ class BuildDriver {
    public:
     // Built (and saved if it could be): counted, then the file is ready with `index`.
     virtual void built(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin) = 0;
-    // The file is settled failed, nothing logged (the driver said what it had to).
-    virtual void failed(const FileRef& file, IndexFailure failure, std::string error, IndexOrigin origin) = 0;
-    // The file cannot be had now for a reason of the machine's: logged, failed (kEnvironment).
-    virtual void failed_for_now(const FileRef& file, const std::string& error, IndexOrigin origin) = 0;
+    // The file is settled failed for `why`, nothing logged (the driver said what it had to).
+    virtual void failed(const FileRef& file, base::Status why, IndexOrigin origin) = 0;
+    // The file cannot be had now for a reason of the machine's (base::is_environment): logged, failed.
+    virtual void failed_for_now(const FileRef& file, base::Status why, IndexOrigin origin) = 0;
 
    protected:
     ~Outcomes() = default;
@@ -146,7 +146,7 @@ class BuildDriver {
   Priority job_priority(const Build& build) const;
   unsigned claim_jobs_locked(Build& build);
   void submit_jobs(const std::shared_ptr<Build>& build, unsigned n, Priority priority);
-  // Out of memory (`e`) in one of the build's steps: it ends, failed (kEnvironment), once its jobs end.
+  // Out of memory (`e`) in one of the build's steps: it ends, failed (ENOMEM), once its jobs end.
   void fail_build(Build& build, const std::exception& e);
   void run_job(const std::shared_ptr<Build>& build, WorkerContext& ctx);
   bool claim_finish_locked(Build& build);
@@ -156,7 +156,7 @@ class BuildDriver {
   void finish_build(const std::shared_ptr<Build>& build);
   // Its end, by how it went: the source changed under it; it failed; it made an index.
   void end_changed(const Build& build);
-  void end_failed(const Build& build, index::BuildResult r, bool stopping, IndexFailure cancelled_as);
+  void end_failed(const Build& build, index::BuildResult r, bool stopping, int cancelled_as);
   void end_built(const Build& build, index::BuildResult r);
   // Last of all: the build leaves builds_ (`bytes`: its bytes count as done in this busy period).
   void release(const std::shared_ptr<Build>& build, bool bytes);

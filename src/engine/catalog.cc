@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 
 #include <spdlog/spdlog.h>
 
+#include "base/invariant.h"
 #include "engine/reader.h"
 
 namespace mibz2::engine {
@@ -43,20 +45,22 @@ void Catalog::settle_ready(const FileRef& file, std::shared_ptr<const index::Blo
   file->settle_ready(std::move(index), std::move(origin));
 }
 
-void Catalog::settle_failed(const FileRef& file, IndexFailure failure, std::string error, IndexOrigin origin) {
+void Catalog::settle_failed(const FileRef& file, base::Status why, IndexOrigin origin) {
   struct stat st;
   const bool known = access_.stat(*file, &st) == 0;
-  if (failure != IndexFailure::kStopped) {
+  if (!base::is_stopped(why)) {
     std::lock_guard lk(mu_);
     ++failures_;
   }
-  file->settle_failed(failure, std::move(error), std::move(origin),
+  file->settle_failed(std::move(why), std::move(origin),
                       known ? index::SourceIdentity::from_stat(st) : index::SourceIdentity{});
 }
 
-void Catalog::fail_for_now(const FileRef& file, const std::string& error, IndexOrigin origin) {
-  spdlog::error("{}: cannot index: {} (nothing stored; tried again when it is next opened)", file->path(), error);
-  settle_failed(file, IndexFailure::kEnvironment, error, std::move(origin));
+void Catalog::fail_for_now(const FileRef& file, base::Status why, IndexOrigin origin) {
+  MIBZ2_INVARIANT(base::is_environment(why));
+  spdlog::error("{}: cannot index: {} (nothing stored; tried again when it is next opened)", file->path(),
+                why.message());
+  settle_failed(file, std::move(why), std::move(origin));
 }
 
 void Catalog::built(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin) {
@@ -69,12 +73,12 @@ void Catalog::built(const FileRef& file, std::shared_ptr<const index::BlockIndex
   settle_ready(file, std::move(index), std::move(origin));
 }
 
-void Catalog::failed(const FileRef& file, IndexFailure failure, std::string error, IndexOrigin origin) {
-  settle_failed(file, failure, std::move(error), std::move(origin));
+void Catalog::failed(const FileRef& file, base::Status why, IndexOrigin origin) {
+  settle_failed(file, std::move(why), std::move(origin));
 }
 
-void Catalog::failed_for_now(const FileRef& file, const std::string& error, IndexOrigin origin) {
-  fail_for_now(file, error, std::move(origin));
+void Catalog::failed_for_now(const FileRef& file, base::Status why, IndexOrigin origin) {
+  fail_for_now(file, std::move(why), std::move(origin));
 }
 
 // --- loading ---
@@ -91,7 +95,7 @@ bool Catalog::load_stored(const FileRef& file) {
     return true;
   }
   if (!found.failure.ok()) {
-    fail_for_now(file, found.failure.message());
+    fail_for_now(file, std::move(found.failure));
     return true;
   }
   file->note_not_loaded(std::move(found.not_used));
@@ -216,7 +220,7 @@ std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error, s
   for (int attempt = 0; attempt < 3; ++attempt) {
     refresh(file);
     if (!wait(file, stop)) {
-      *error = stopped_waiting(file, stop) ? "interrupted" : status(file).error;
+      *error = stopped_waiting(file, stop) ? "interrupted" : status(file).error.message();
       return nullptr;
     }
     const CatalogFile::Current cur = file->current();
@@ -273,7 +277,7 @@ index::BuildResult Catalog::stream_once(const index::SourceBytes& source,
 }
 
 void Catalog::shutdown() {
-  for (const FileRef& f : builds_.stop()) settle_failed(f, IndexFailure::kStopped, "unmounting");
+  for (const FileRef& f : builds_.stop()) settle_failed(f, base::Status::error(ECANCELED, "unmounting"));
 }
 
 size_t Catalog::pending() const { return builds_.pending(); }

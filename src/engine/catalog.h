@@ -135,15 +135,15 @@ class Catalog : private BuildDriver::Outcomes {
   void distrust(const FileRef& file, uint64_t file_id, const std::string& what);
   // The file's damage logged, then ready.
   void settle_ready(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin);
-  // Failed (counted unless stopped), with the source's identity as it is now, for refresh().
-  void settle_failed(const FileRef& file, IndexFailure failure, std::string error, IndexOrigin origin = {});
-  // The file cannot be had now for a reason of the machine's (`error` names it, with the errno):
-  // logged, settled failed as kEnvironment, nothing stored; prepare(kNow) tries it again.
-  void fail_for_now(const FileRef& file, const std::string& error, IndexOrigin origin = {});
+  // Failed for `why` (counted unless stopped), with the source's identity as it is now, for refresh().
+  void settle_failed(const FileRef& file, base::Status why, IndexOrigin origin = {});
+  // The file cannot be had now for a reason of the machine's (`why` names it, with the errno):
+  // logged, settled failed, nothing stored; prepare(kNow) tries it again.
+  void fail_for_now(const FileRef& file, base::Status why, IndexOrigin origin = {});
   // BuildDriver::Outcomes: how a build's end settles its file.
   void built(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin) override;
-  void failed(const FileRef& file, IndexFailure failure, std::string error, IndexOrigin origin) override;
-  void failed_for_now(const FileRef& file, const std::string& error, IndexOrigin origin) override;
+  void failed(const FileRef& file, base::Status why, IndexOrigin origin) override;
+  void failed_for_now(const FileRef& file, base::Status why, IndexOrigin origin) override;
 
   Engine& engine_;
   const PlainSourceAccess plain_access_;

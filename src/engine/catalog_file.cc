@@ -25,7 +25,6 @@ IndexStatus CatalogFile::status() const {
     s.state = state_;
     s.index = index_;
     s.error = error_;
-    s.failure = failure_;
     s.origin = origin_;
     builder = builder_;
   }
@@ -79,7 +78,7 @@ CatalogFile::Next CatalogFile::prepare(Need need) {
   // build), and everyone who asks meanwhile waits for that same attempt (it is loading, queued
   // or building). The tree walk (kSoon) never retries: no attempt without someone who needs
   // the file, so a lasting fault costs one attempt a request, never a loop.
-  if (state_ == IndexState::kFailed && failure_ == IndexFailure::kEnvironment && need == Need::kNow)
+  if (state_ == IndexState::kFailed && base::is_environment(error_) && need == Need::kNow)
     state_ = IndexState::kUnknown;
   switch (state_) {
     case IndexState::kReady:
@@ -178,8 +177,7 @@ void CatalogFile::settle_ready(std::shared_ptr<const index::BlockIndex> index, I
     confirmed_ctime_ns_ = index->source.ctime_ns;
     index_ = std::move(index);
     file_id_ = new_file_id();
-    error_.clear();
-    failure_ = IndexFailure::kNone;
+    error_ = {};
     origin_ = std::move(origin);
     builder_.reset();
     wanted_now_ = false;
@@ -188,15 +186,14 @@ void CatalogFile::settle_ready(std::shared_ptr<const index::BlockIndex> index, I
   notify();
 }
 
-void CatalogFile::settle_failed(IndexFailure failure, std::string error, IndexOrigin origin,
-                                index::SourceIdentity as_it_was) {
+void CatalogFile::settle_failed(base::Status why, IndexOrigin origin, index::SourceIdentity as_it_was) {
+  MIBZ2_INVARIANT(!why.ok());
   {
     std::lock_guard lk(mu_);
     MIBZ2_INVARIANT(state_ == IndexState::kLoading || state_ == IndexState::kQueued ||
                     state_ == IndexState::kBuilding);
     state_ = IndexState::kFailed;
-    error_ = std::move(error);
-    failure_ = failure;
+    error_ = std::move(why);
     origin_ = std::move(origin);
     not_loaded_reason_.clear();
     failed_identity_ = as_it_was;

@@ -16,6 +16,7 @@
 #include <stop_token>
 #include <string>
 
+#include "base/status.h"
 #include "engine/catalog_report.h"
 #include "index/block_index.h"
 #include "index/index_builder.h"
@@ -28,7 +29,7 @@ class Reader;
 enum class Need {
   kSoon,     // load or queue its build (the tree walk at mount)
   kNow,      // someone waits: its build starts at once, at demand priority; a file failed for
-             // an environmental reason (IndexFailure::kEnvironment) is tried once more
+             // an environmental reason (base::is_environment) is tried once more
   kRebuild,  // build it again even if an index is current (mibz2 verify, index --force)
 };
 
@@ -97,9 +98,9 @@ class CatalogFile {
   // kLoading/kBuilding -> kReady with `index`, under a new cache key (a built index's origin takes
   // the reason the stored ones were not used).
   void settle_ready(std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin);
-  // kLoading/kQueued/kBuilding -> kFailed; `as_it_was` is the source's identity now (empty when it
-  // cannot be had), which refresh() compares with.
-  void settle_failed(IndexFailure failure, std::string error, IndexOrigin origin, index::SourceIdentity as_it_was);
+  // kLoading/kQueued/kBuilding -> kFailed for `why` (IndexStatus::error); `as_it_was` is the
+  // source's identity now (empty when it cannot be had), which refresh() compares with.
+  void settle_failed(base::Status why, IndexOrigin origin, index::SourceIdentity as_it_was);
   // A stream_once pass ended: kBuilding -> kReady or kFailed, with no index (the caller has it).
   void end_pass(bool ok);
   // The source changed while it was built: kBuilding -> kQueued when someone waits (true: build
@@ -149,8 +150,7 @@ class CatalogFile {
   IndexState state_ = IndexState::kUnknown;
   bool wanted_now_ = false;               // someone waits: build it first, at demand priority
   std::shared_ptr<const index::BlockIndex> index_;  // kReady
-  std::string error_;                     // kFailed
-  IndexFailure failure_ = IndexFailure::kNone;  // kFailed
+  base::Status error_;                    // kFailed: why, and its kind
   index::SourceIdentity failed_identity_; // the source as it was when it failed
   uint64_t confirmed_ctime_ns_ = 0;       // the source's ctime when its identity was last confirmed
   uint64_t file_id_ = 0;                  // cache key of the indexed content (new id when it changes)

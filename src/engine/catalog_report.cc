@@ -22,7 +22,7 @@ const char* to_string(IndexState state) {
 std::string IndexStatus::describe() const {
   switch (state) {
     case IndexState::kReady: return "ready";
-    case IndexState::kFailed: return "failed: " + error;
+    case IndexState::kFailed: return "failed: " + error.message();
     case IndexState::kBuilding:
       return "building " + std::to_string(build_total ? 100 * build_done / build_total : 0) + "%";
     case IndexState::kUnknown:

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "index/block_index.h"
 
 namespace mibz2::engine {
@@ -40,24 +41,20 @@ struct IndexOrigin {
   std::vector<std::string> notes; // damage and warnings found by the build, in file order
 };
 
-// Why a file has no index (kFailed), beside the words of IndexStatus::error: what the programs'
-// exit status tells apart (bzip2's 1 for an environmental problem, 2 for bad input) without
-// reading the message.
-enum class IndexFailure : uint8_t {
-  kNone,              // not failed
-  kEnvironment,       // the machine's problem, not the file's: the source cannot be opened, read
-                      // or mapped (missing, permission, I/O), or memory ran out. Never stored; the
-                      // next request that needs the file now (Need::kNow) tries once more
-  kNotBzip2,          // its content is not usable bzip2 (not bzip2, empty, ends in the header)
-  kStopped,           // the build was cancelled or the catalog shut down (unmounting)
-};
-
 // A snapshot of one file's index life; taking it never waits.
 struct IndexStatus {
   IndexState state = IndexState::kUnknown;
   std::shared_ptr<const index::BlockIndex> index;  // kReady
-  std::string error;                                // kFailed
-  IndexFailure failure = IndexFailure::kNone;       // kFailed
+  // kFailed: why, in words, and of which kind (what the programs' exit status tells apart, bzip2's
+  // 1 for an environmental problem and 2 for bad input, without reading the words):
+  //  - base::is_environment: the machine's problem, not the file's: the source cannot be opened,
+  //    read or mapped (missing, permission, I/O: its errno), or memory ran out (ENOMEM), or it
+  //    changed while it was read (ESTALE). Never stored; the next request that needs the file now
+  //    (Need::kNow) tries once more;
+  //  - base::is_bad_input (EILSEQ): its content is not usable bzip2 (not bzip2, empty, ends in the
+  //    header);
+  //  - base::is_stopped (ECANCELED): the build was cancelled or the catalog shut down (unmounting).
+  base::Status error;
   uint64_t build_done = 0;                          // kBuilding: compressed bytes resolved
   uint64_t build_total = 0;                         // kBuilding: compressed bytes in all
   IndexOrigin origin;

@@ -98,7 +98,7 @@ Outcome check_tail(const char* path, const index::BlockIndex& idx) {
 }
 
 // A file that has no index and cannot get one: unreadable (1) or not bzip2 (2); nothing written.
-Outcome no_index(const engine::IndexStatus& got) { return skipped(exit_status_of(got)); }
+Outcome no_index(const engine::IndexStatus& got) { return skipped(exit_status_of(got.error)); }
 
 // Writes a parallel pass's blocks, in order, to standard output; stops at the first damaged block
 // (what it is goes in `damage`) or failed write (its errno in `write_errno`).
@@ -136,9 +136,9 @@ Outcome cat_streaming(const char* path, IndexAccess& access, const engine::FileR
     return stopped(kExitDataError);
   }
   if (!got.ready()) {
-    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, got.error.c_str());
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, got.error.message().c_str());
     // A read error after part of the file went out ends cat there, as bzip2 -dc's would.
-    return writer.wrote ? stopped(exit_status_of(got)) : no_index(got);
+    return writer.wrote ? stopped(exit_status_of(got.error)) : no_index(got);
   }
   return check_tail(path, *got.index);
 }

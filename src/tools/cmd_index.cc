@@ -27,7 +27,7 @@ int cmd_index(const IndexOptions& o) {
     const engine::IndexStatus got = access.obtain(access.file(path), path, o.force, false);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!got.ready()) {
-      status = std::max(status, exit_status_of(got));
+      status = std::max(status, exit_status_of(got.error));
       continue;
     }
     const index::BlockIndex& idx = *got.index;
@@ -58,7 +58,7 @@ int cmd_index(const IndexOptions& o) {
       if (const base::Status written = index::write_index_file(o.output, idx); !written.ok()) {
         std::fflush(stdout);
         std::fprintf(stderr, "mibz2 index: %s: %s\n", path.c_str(), written.message().c_str());
-        status = std::max(status, kExitEnvironment);
+        status = std::max(status, exit_status_of(written));
       } else {
         std::printf("%s: index written to %s\n", path.c_str(), o.output.c_str());
       }

@@ -105,7 +105,7 @@ int cmd_info(const InfoOptions& o) {
     }
     const engine::IndexStatus got = access.obtain(access.file(path), path, false, true);
     if (!got.ready()) {
-      status = std::max(status, exit_status_of(got));
+      status = std::max(status, exit_status_of(got.error));
       continue;
     }
     if (o.json) print_json(path, got);

@@ -65,7 +65,7 @@ int cmd_verify(const FileOptions& o) {
     // A fresh build is a full decode with every CRC checked; its notes list the damage.
     const engine::IndexStatus got = access.obtain(access.file(path), path, /*rebuild=*/true, /*quiet_notes=*/false);
     if (!got.ready()) {
-      status = std::max(status, exit_status_of(got));
+      status = std::max(status, exit_status_of(got.error));
       continue;
     }
     if (!report(path, *got.index)) status = kExitDataError;

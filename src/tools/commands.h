@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "engine/catalog.h"
 
 namespace mibz2::tools {
@@ -20,10 +21,10 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitEnvironment = 1;
 inline constexpr int kExitDataError = 2;
 
-// The exit status for a file whose index could not be had (status.ready() is false): 1 for an
-// environmental problem (its source cannot be read, memory ran out), 2 when its content is not
-// usable bzip2.
-int exit_status_of(const engine::IndexStatus& status);
+// The exit status for a failure by its kind: 1 for an environmental problem (base::is_environment:
+// a file that cannot be opened, read or written, memory ran out), 2 when the content is not usable
+// bzip2 (and for a stopped build, which no command sees).
+int exit_status_of(const base::Status& failure);
 
 // Options every command takes.
 struct FileOptions {

@@ -57,7 +57,7 @@ engine::IndexStatus IndexAccess::obtain(const engine::FileRef& file, const std::
   if (!quiet_notes)
     for (const std::string& n : s.origin.notes) say(shown + ": " + n);
   if (!s.ready()) {
-    say(shown + ": " + s.error);
+    say(shown + ": " + s.error.message());
   } else if (warn_unsaved_ && s.origin.built && !s.origin.saved && !warned_unsaved_) {
     warned_unsaved_ = true;
     say("index not saved (" + s.origin.save_error + "); keeping it in memory only: the next command indexes it again");

@@ -65,8 +65,8 @@ constexpr const char* kSizeRule =
 
 namespace mibz2::tools {
 
-int exit_status_of(const engine::IndexStatus& status) {
-  return status.failure == engine::IndexFailure::kEnvironment ? kExitEnvironment : kExitDataError;
+int exit_status_of(const base::Status& failure) {
+  return base::is_environment(failure) ? kExitEnvironment : kExitDataError;
 }
 
 }  // namespace mibz2::tools
