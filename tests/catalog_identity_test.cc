@@ -92,12 +92,12 @@ struct ReadBack {
 };
 ReadBack read_through(Catalog& catalog, const engine::FileRef& file, size_t chunk = 64 * 1024) {
   ReadBack out;
-  std::string err;
-  std::shared_ptr<engine::Reader> reader = catalog.open(file, &err);
-  if (!reader) {
+  base::Result<std::shared_ptr<engine::Reader>> opened = catalog.open(file);
+  if (!opened.ok()) {
     out.error = -EIO;
     return out;
   }
+  const std::shared_ptr<engine::Reader> reader = std::move(opened).value();
   Bytes buf(chunk);
   for (uint64_t off = 0;;) {
     const ssize_t n = reader->read(off, chunk, buf.data());
@@ -302,9 +302,8 @@ TEST_F(SameIdentityOtherBytes, BlockOutsideTheSampleFailsWithEioThenRebuilds) {
   const Bytes plain_b = b_.plain(), plain_a = a_.plain();
   const uint64_t from = ia_.index->blocks[differ_].out_offset;
   const uint64_t size = ia_.index->block_size(differ_);
-  std::string err;
-  std::shared_ptr<engine::Reader> reader = catalog.open(f, &err);
-  ASSERT_TRUE(reader) << err;
+  std::shared_ptr<engine::Reader> reader = reader_of(catalog, f);
+  ASSERT_TRUE(reader);
   // Every block but the one that differs reads right; that one fails, whoever asks, however often.
   Bytes buf(size);
   for (int round = 0; round < 3; ++round) {
@@ -361,9 +360,8 @@ TEST(IndexIdentity, ReaderThatMetAMismatchServesNothingMore) {
     told.push_back(file);
   });
   const engine::FileRef f = catalog.add(p.string());
-  std::string err;
-  std::shared_ptr<engine::Reader> reader = catalog.open(f, &err);
-  ASSERT_TRUE(reader) << err;
+  std::shared_ptr<engine::Reader> reader = reader_of(catalog, f);
+  ASSERT_TRUE(reader);
   ASSERT_EQ(reader->size(), plain.size() + kShift) << "the forged index is not believed: nothing to test";
   const uint64_t at = forged.blocks[5].out_offset + 100;
   Bytes buf(4096);

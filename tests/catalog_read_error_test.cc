@@ -116,9 +116,8 @@ TEST(CatalogReadError, ABuildThatMeetsOneFailsForNowStoresNothingAndIsTriedAgain
   EXPECT_EQ(got.index->truncated_at_bit, 0u);
   EXPECT_TRUE(got.origin.built && got.origin.saved) << got.origin.save_error;
   EXPECT_EQ(r.stored(), 1u);
-  std::string why;
-  const std::shared_ptr<engine::Reader> reader = r.catalog.open(f, &why);
-  ASSERT_TRUE(reader) << why;
+  const std::shared_ptr<engine::Reader> reader = reader_of(r.catalog, f);
+  ASSERT_TRUE(reader);
   Bytes back(r.plain.size());
   EXPECT_EQ(reader->read(0, back.size(), back.data()), static_cast<ssize_t>(r.plain.size()));
   EXPECT_TRUE(same_bytes(back, r.plain));

@@ -114,9 +114,9 @@ TEST(CatalogConcurrent, NotBzip2FailsAndEveryWaiterLearnsIt) {
   EXPECT_NE(st.error.message().find("not a bzip2"), std::string::npos) << st.error;
   EXPECT_EQ(st.describe(), "failed: " + st.error.message());
   EXPECT_FALSE(s.catalog.wait(f));  // settled: answered at once
-  std::string error;
-  EXPECT_FALSE(s.catalog.open(f, &error));
-  EXPECT_FALSE(error.empty());
+  const base::Result<std::shared_ptr<engine::Reader>> none = s.catalog.open(f);
+  EXPECT_FALSE(none.ok());
+  EXPECT_FALSE(none.status().message().empty());
 
   // The file becomes bzip2 (new size): refresh() notices, and the next wait indexes it.
   const Bytes plain = text_bytes(50000, 3);
@@ -172,9 +172,8 @@ TEST(CatalogConcurrent, AWaitRacingAChangeOfTheFileEndsWithItIndexedAgain) {
     ASSERT_TRUE(waited) << "round " << i << ": " << s.catalog.status(f).describe();
   }
   EXPECT_GT(stale_seen, 0);
-  std::string error;
-  const std::shared_ptr<engine::Reader> r = s.catalog.open(f, &error);
-  ASSERT_TRUE(r) << error;
+  const std::shared_ptr<engine::Reader> r = reader_of(s.catalog, f);
+  ASSERT_TRUE(r);
   Bytes got(plain.size());
   ASSERT_EQ(r->read(0, got.size(), got.data()), static_cast<ssize_t>(plain.size()));
   EXPECT_TRUE(same_bytes(got, plain));
@@ -191,19 +190,18 @@ TEST(CatalogConcurrent, ASourceChangeMakesTheIndexStaleAndANewReader) {
   CatalogSetup s;
   const Bytes one = text_bytes(300000, 4), two = text_bytes(200000, 5);
   const engine::FileRef f = s.add("c.bz2", one);
-  std::string error;
-  const std::shared_ptr<engine::Reader> r1 = s.catalog.open(f, &error);
-  ASSERT_TRUE(r1) << error;
+  const std::shared_ptr<engine::Reader> r1 = reader_of(s.catalog, f);
+  ASSERT_TRUE(r1);
   // Opens of the same content share one Reader.
-  EXPECT_EQ(s.catalog.open(f, &error), r1);
+  EXPECT_EQ(reader_of(s.catalog, f), r1);
   EXPECT_FALSE(s.catalog.refresh(f));  // unchanged
 
   write_file(f->path(), libbz2_compress(two, 5));
   EXPECT_TRUE(s.catalog.refresh(f));
   EXPECT_EQ(s.catalog.status(f).state, IndexState::kStale);
   EXPECT_EQ(s.catalog.status(f).describe(), "queued");
-  const std::shared_ptr<engine::Reader> r2 = s.catalog.open(f, &error);
-  ASSERT_TRUE(r2) << error;
+  const std::shared_ptr<engine::Reader> r2 = reader_of(s.catalog, f);
+  ASSERT_TRUE(r2);
   EXPECT_NE(r2, r1);
   EXPECT_EQ(r2->size(), two.size());
   Bytes got(two.size());
@@ -314,10 +312,7 @@ TEST(CatalogConcurrent, ManyThreadsWaitForOneBuild) {
   std::vector<std::thread> ts;
   std::vector<std::shared_ptr<engine::Reader>> readers(8);
   for (int i = 0; i < 8; ++i)
-    ts.emplace_back([&, i] {
-      std::string error;
-      readers[i] = s.catalog.open(f, &error);
-    });
+    ts.emplace_back([&, i] { readers[i] = reader_of(s.catalog, f); });
   for (auto& t : ts) t.join();
   for (const auto& r : readers) {
     ASSERT_TRUE(r);
@@ -364,10 +359,7 @@ TEST(CatalogConcurrent, OpensRacingForAFileShareOneReader) {
   std::vector<std::shared_ptr<engine::Reader>> readers(kThreads);
   std::vector<std::thread> ts;
   for (int i = 0; i < kThreads; ++i)
-    ts.emplace_back([&, i] {
-      std::string why;
-      readers[i] = catalog.open(f, &why);
-    });
+    ts.emplace_back([&, i] { readers[i] = reader_of(catalog, f); });
   for (auto& t : ts) t.join();
   EXPECT_GE(access.arrived, kThreads) << "the racers did not all reach the source: the test tests nothing";
   for (int i = 0; i < kThreads; ++i) {

@@ -14,6 +14,15 @@ void settle_guarded(engine::Catalog& catalog, const engine::FileRef& file) {
   }
 }
 
+std::shared_ptr<engine::Reader> reader_of(engine::Catalog& catalog, const engine::FileRef& file) {
+  base::Result<std::shared_ptr<engine::Reader>> opened = catalog.open(file);
+  if (!opened.ok()) {
+    ADD_FAILURE() << file->path() << ": cannot open: " << opened.status();
+    return nullptr;
+  }
+  return std::move(opened).value();
+}
+
 engine::IndexStatus obtain_guarded(const std::string& path, index::IndexStore& store, unsigned threads, bool rebuild) {
   engine::EngineOptions options;
   options.threads = threads;

@@ -2,6 +2,7 @@
 // through a fresh engine and catalog, under a watchdog, as mibz2 obtains it.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "engine/catalog.h"
@@ -20,5 +21,8 @@ engine::IndexStatus obtain_guarded(const std::string& path, index::IndexStore& s
 
 // Waits for `file` to settle, or aborts the test program after kBuildTimeout.
 void settle_guarded(engine::Catalog& catalog, const engine::FileRef& file);
+
+// Catalog::open's Reader for `file`; null, with a test failure that says why, when there is none.
+std::shared_ptr<engine::Reader> reader_of(engine::Catalog& catalog, const engine::FileRef& file);
 
 }  // namespace mibz2::test

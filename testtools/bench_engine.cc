@@ -141,9 +141,9 @@ int main(int argc, char** argv) {
     eo.threads = threads;
     mibz2::engine::Engine eng(eo);
     mibz2::engine::Catalog catalog(eng, store);
-    std::string err;
-    auto reader = catalog.open(catalog.add(mibz2::io::absolute_path(path)), &err);
-    if (!reader) return fail(err);
+    auto opened = catalog.open(catalog.add(mibz2::io::absolute_path(path)));
+    if (!opened.ok()) return fail(opened.status().message());
+    const std::shared_ptr<mibz2::engine::Reader> reader = *opened;
     std::vector<uint8_t> buf(4096);
     for (uint64_t o : offsets) {
       const auto t0 = Clock::now();
@@ -170,9 +170,9 @@ int main(int argc, char** argv) {
     eo.cache_bytes = whole ? size + (size / 8) + (64u << 20) : std::max<uint64_t>(size / 8, 16u << 20);
     mibz2::engine::Engine eng(eo);
     mibz2::engine::Catalog catalog(eng, store);
-    std::string err;
-    auto reader = catalog.open(catalog.add(mibz2::io::absolute_path(path)), &err);
-    if (!reader) return fail(err);
+    auto opened = catalog.open(catalog.add(mibz2::io::absolute_path(path)));
+    if (!opened.ok()) return fail(opened.status().message());
+    const std::shared_ptr<mibz2::engine::Reader> reader = *opened;
     if (whole) {  // warm everything first
       std::vector<uint8_t> buf(4 << 20);
       for (uint64_t o = 0; o < size; o += buf.size()) reader->read(o, buf.size(), buf.data());

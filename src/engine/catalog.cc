@@ -214,14 +214,17 @@ CatalogSummary Catalog::summary() const {
   return s;
 }
 
-std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error, std::stop_token stop) {
+base::Result<std::shared_ptr<Reader>> Catalog::open(const FileRef& file, std::stop_token stop) {
+  base::Status error;  // why the last attempt could not open the source as the indexed file
   // A source replaced between the check and the open is caught by Engine::open, which compares
   // the opened file with the index; then check and index again.
   for (int attempt = 0; attempt < 3; ++attempt) {
     refresh(file);
     if (!wait(file, stop)) {
-      *error = stopped_waiting(file, stop) ? "interrupted" : status(file).error.message();
-      return nullptr;
+      if (stopped_waiting(file, stop)) return base::Status::error(EINTR, "interrupted");
+      base::Status failed = file->status().error;
+      if (!failed.ok()) return failed;
+      continue;  // ready again since: look again
     }
     const CatalogFile::Current cur = file->current();
     if (cur.reader) return cur.reader;
@@ -230,13 +233,13 @@ std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error, s
     if (!idx) continue;  // changed again meanwhile
     base::Result<OpenedSource> opened = open_source(access_, *file);
     if (!opened.ok()) {
-      *error = opened.status().message();
+      error = opened.status();
       continue;
     }
     base::Result<std::shared_ptr<Reader>> made = engine_.open(file_id, file->path(), opened->fd.release(), opened->id, idx);
     if (!made.ok()) {
-      *error = made.status().message();
-      spdlog::debug("{}: open: {}", file->path(), *error);
+      error = made.status();
+      spdlog::debug("{}: open: {}", file->path(), error.message());
       continue;
     }
     std::shared_ptr<Reader> reader = std::move(made).value();
@@ -247,8 +250,8 @@ std::shared_ptr<Reader> Catalog::open(const FileRef& file, std::string* error, s
     });
     return file->share_reader(std::move(reader), file_id);
   }
-  if (error->empty()) *error = "the source keeps changing";
-  return nullptr;
+  if (error.ok()) error = base::Status::error(ESTALE, "the source keeps changing");
+  return error;
 }
 
 void Catalog::distrust(const FileRef& file, uint64_t file_id, const std::string& what) {

@@ -90,9 +90,11 @@ class Catalog : private BuildDriver::Outcomes {
   bool refresh(const FileRef& file);
 
   // The file's Reader, shared by every open of the same content: waits for the index, opens the
-  // source and checks it is the file the index describes. Null with *error when there is none.
-  // A stop request ends the wait for the index (null, with status() not settled).
-  std::shared_ptr<Reader> open(const FileRef& file, std::string* error, std::stop_token stop = {});
+  // source and checks it is the file the index describes. Fails with the file's failure
+  // (IndexStatus::error) when it has no index, or with why its source could not be opened as the
+  // indexed file (the machine's; ESTALE when it keeps changing). A stop request ends the wait for
+  // the index: EINTR ("interrupted"), with status() not settled.
+  base::Result<std::shared_ptr<Reader>> open(const FileRef& file, std::stop_token stop = {});
 
   // Decodes the whole file in one parallel pass, handing each block to `sink` in file order on the
   // calling thread, and keeps the index built on the way (stored, and the file ready). A sink

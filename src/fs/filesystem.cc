@@ -543,15 +543,16 @@ void Filesystem::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       fuse_reply_err(req, err);
       return;
     }
-    std::string error;
-    bool interrupted;
+    base::Status error;
     {
       const RequestInterrupt interrupt(req);
-      handle->reader = catalog_->open(node->file, &error, interrupt.token());
-      interrupted = !handle->reader && catalog_->stopped_waiting(node->file, interrupt.token());
+      base::Result<std::shared_ptr<engine::Reader>> opened = catalog_->open(node->file, interrupt.token());
+      if (opened.ok()) handle->reader = std::move(opened).value();
+      else error = opened.status();
     }
     if (!handle->reader) {
-      if (!interrupted) spdlog::warn("{}: cannot open: {}", node->source, error);
+      const bool interrupted = error.code() == EINTR;  // the wait was stopped, the build goes on
+      if (!interrupted) spdlog::warn("{}: cannot open: {}", node->source, error.message());
       fuse_reply_err(req, interrupted ? EINTR : EIO);
       return;
     }

@@ -153,12 +153,12 @@ Outcome cat_engine(const char* path, IndexAccess& access, const engine::FileRef&
   std::vector<uint8_t> buf(kChunk);
   for (int attempt = 0;; ++attempt) {
     if (const engine::IndexStatus got = access.obtain(file, path, false, false); !got.ready()) return no_index(got);
-    std::string err;
-    const std::shared_ptr<engine::Reader> reader = access.catalog().open(file, &err);
-    if (!reader) {
-      std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, err.c_str());
+    base::Result<std::shared_ptr<engine::Reader>> opened = access.catalog().open(file);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, opened.status().message().c_str());
       return skipped(kExitEnvironment);
     }
+    const std::shared_ptr<engine::Reader> reader = std::move(opened).value();
     const uint64_t size = reader->size();
     const uint64_t begin = std::min(offset, size);
     const uint64_t end = begin + std::min(length, size - begin);
