@@ -33,15 +33,6 @@ long node_count(const stdfs::path& mnt) {
   return std::stol(x.value.substr(at + 6));
 }
 
-// The kernel forgets the dentries and inodes nobody uses (and so sends FUSE forgets for them).
-void drop_kernel_caches() {
-  sync();
-  const int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-  ASSERT_GE(fd, 0) << "/proc/sys/vm/drop_caches: " << std::strerror(errno);
-  EXPECT_EQ(write(fd, "2", 1), 1);
-  close(fd);
-}
-
 void set_mtime(const stdfs::path& p, const struct timespec& mtime) {
   const struct timespec times[2] = {{0, UTIME_OMIT}, mtime};
   ASSERT_EQ(utimensat(AT_FDCWD, p.c_str(), times, 0), 0) << p << ": " << std::strerror(errno);
