@@ -64,7 +64,7 @@ struct SourceWatcher::Pending {
 void SourceWatcher::start(fuse_ino_t root_ino, const SourceStamp& root_stamp, ChangeListener changed,
                           LossListener lost) {
   std::lock_guard lk(mu_);
-  if (inotify_fd_ >= 0 || thread_.joinable()) return;
+  if (stopped_ || inotify_fd_ >= 0 || thread_.joinable()) return;
   changed_ = std::move(changed);
   lost_ = std::move(lost);
   inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -84,8 +84,12 @@ void SourceWatcher::start(fuse_ino_t root_ino, const SourceStamp& root_stamp, Ch
   }
   struct stat st;
   const int fd = root_.open("", io::SourceRoot::Kind::kDirectory, &st);
-  if (fd >= 0 && SourceStamp::of(st).same_file(root_stamp)) add_watch_locked(root_ino, "", fd);
+  int err = fd < 0 ? -fd : SourceStamp::of(st).same_file(root_stamp) ? add_watch_locked(root_ino, "", fd) : ESTALE;
   if (fd >= 0) close(fd);
+  if (err && err != ENOSPC)  // ENOSPC: the watch limit, said by add_watch_locked
+    spdlog::warn("{}: not watched for changes ({}): a file changed there shows its new size when it is next "
+                 "opened, and names and sizes under stat after up to an hour",
+                 root_.path(), std::strerror(err));
   thread_ = std::thread([this] {
     try {
       run();
@@ -99,6 +103,7 @@ void SourceWatcher::stop() {
   std::thread thread;
   {
     std::lock_guard lk(mu_);
+    stopped_ = true;
     thread.swap(thread_);
     if (wake_fd_ >= 0) {
       const uint64_t one = 1;
@@ -136,10 +141,10 @@ void SourceWatcher::watch(fuse_ino_t dir, const std::string& rel, const SourceSt
   close(fd);
 }
 
-void SourceWatcher::add_watch_locked(fuse_ino_t dir, const std::string& rel, int fd) {
+int SourceWatcher::add_watch_locked(fuse_ino_t dir, const std::string& rel, int fd) {
   if (const size_t limit = test_limit_.load(); limit && nodes_of_.size() >= limit) {
     warn_limit_once(rel, ENOSPC);
-    return;
+    return ENOSPC;
   }
   // The open descriptor names the directory: no path in SOURCE is resolved again.
   const std::string path = "/proc/self/fd/" + std::to_string(fd);
@@ -148,11 +153,12 @@ void SourceWatcher::add_watch_locked(fuse_ino_t dir, const std::string& rel, int
     const int err = errno;
     if (err == ENOSPC) warn_limit_once(rel, err);
     else spdlog::debug("{}: not watched for changes: {}", root_.absolute(rel), std::strerror(err));
-    return;
+    return err;
   }
   std::vector<fuse_ino_t>& nodes = nodes_of_[wd];  // one watch per inode: a second node shares it
   if (std::find(nodes.begin(), nodes.end(), dir) == nodes.end()) nodes.push_back(dir);
   watch_of_[dir] = wd;
+  return 0;
 }
 
 void SourceWatcher::warn_limit_once(const std::string& rel, int err) {

@@ -86,8 +86,8 @@ class SourceWatcher {
  private:
   struct Pending;
   void run();
-  // Adds the watch for `dir` on the open directory `fd` (under mu_).
-  void add_watch_locked(fuse_ino_t dir, const std::string& rel, int fd);
+  // Adds the watch for `dir` on the open directory `fd` (under mu_). Returns 0 or an errno value.
+  int add_watch_locked(fuse_ino_t dir, const std::string& rel, int fd);
   void warn_limit_once(const std::string& rel, int err);
 
   const io::SourceRoot& root_;
@@ -102,6 +102,7 @@ class SourceWatcher {
   // its nodes: so that a watch is never removed between its adding and its recording.
   mutable std::mutex mu_;
   // --- guarded by mu_ ---
+  bool stopped_ = false;                                      // stop() was called: start() does nothing
   int inotify_fd_ = -1;                                       // -1: not following
   int wake_fd_ = -1;                                          // eventfd: stop() wakes the thread
   std::unordered_map<int, std::vector<fuse_ino_t>> nodes_of_;  // watch -> the directory nodes on it
