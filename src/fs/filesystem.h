@@ -132,7 +132,8 @@ class Filesystem {
   std::unordered_set<FileHandle*> open_files_;
   std::unordered_set<DirHandle*> open_dirs_;
   double timeout_ = 3600.0;  // attribute and entry cache time: a node's attributes never change (a
-                             // new content is a new node), and a stale node answers ESTALE at open
+                             // new content is a new node), a stale node answers ESTALE at open, and
+                             // the source watcher has the kernel drop the names a change concerns
 };
 
 }  // namespace mibz2::fs
