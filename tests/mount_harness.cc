@@ -221,6 +221,14 @@ Xattr get_xattr(const stdfs::path& p, const char* name) {
   return x;
 }
 
+void drop_kernel_caches() {
+  sync();
+  const int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << "/proc/sys/vm/drop_caches: " << std::strerror(errno);
+  EXPECT_EQ(write(fd, "2", 1), 1);
+  close(fd);
+}
+
 size_t count_index_files(const stdfs::path& dir) {
   size_t n = 0;
   std::error_code ec;

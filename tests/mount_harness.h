@@ -134,6 +134,10 @@ inline constexpr const char* kXattrs[] = {"user.mibz2fs.compressed_size", "user.
                                           "user.mibz2fs.index", "user.mibz2fs.damaged_blocks",
                                           "user.mibz2fs.damage"};
 
+// The kernel forgets the dentries and inodes nobody uses (and so sends FUSE forgets for them):
+// drop_caches 2, which leaves the page cache alone.
+void drop_kernel_caches();
+
 // The .idx files under `dir`.
 size_t count_index_files(const stdfs::path& dir);
 
