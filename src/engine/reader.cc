@@ -62,7 +62,7 @@ struct Reader::PendingRead {
   uint64_t offset = 0;
   uint64_t end = 0;
   uint64_t first = 0;
-  std::vector<BlockRef> blocks;  // blocks[i] is block first + i; each written by one arrival
+  std::vector<Slice> parts;  // parts[i]: what the read returns of block first + i; each set by one arrival
   std::atomic<size_t> missing{1};
   std::atomic<int> error{0};
   ReadDone done;
@@ -71,6 +71,32 @@ struct Reader::PendingRead {
     int none = 0;
     error.compare_exchange_strong(none, e, std::memory_order_relaxed);
   }
+  // Keeps the part of block first + i that the read returns. A block the cache holds or held is
+  // charged to its ledger (block_ledger.h) however long this read waits for its other blocks; one
+  // it declined is charged to no one and must not outlive its decoder's hand-off, so a read that
+  // waits for more than this block keeps a copy of its part instead (at most the read's length,
+  // charged: never a whole block of up to 46 MB held past the bound).
+  void take(size_t i, BlockRef block) {
+    const uint64_t start = reader->index_->blocks[first + i].out_offset;
+    const uint64_t pos = std::max(offset, start);
+    const uint64_t from = pos - start;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(block->bytes.size() - from, end - pos));
+    const uint8_t* data = block->bytes.data() + from;
+    if (block->charged() || parts.size() == 1) {
+      parts[i] = Slice{std::move(block), data, n};
+      return;
+    }
+    try {
+      auto part = std::make_shared<DecodedBlock>();
+      part->bytes.reserve_exact(n);
+      part->bytes.append(data, n);
+      part->charge_to(reader->engine_.cache().ledger());
+      const uint8_t* copied = part->bytes.data();
+      parts[i] = Slice{std::move(part), copied, n};
+    } catch (const std::exception&) {
+      fail(ENOMEM);  // out of memory for the copy: this read fails, as a decode out of memory does
+    }
+  }
   void arrived() {
     if (missing.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     std::vector<Slice> slices;
@@ -78,16 +104,7 @@ struct Reader::PendingRead {
       done(-e, slices);
       return;
     }
-    const index::BlockIndex& idx = *reader->index_;
-    slices.reserve(blocks.size());
-    uint64_t pos = offset;
-    for (size_t i = 0; i < blocks.size(); ++i) {
-      const uint64_t from = pos - idx.blocks[first + i].out_offset;
-      const uint64_t take = std::min<uint64_t>(blocks[i]->bytes.size() - from, end - pos);
-      const uint8_t* data = blocks[i]->bytes.data() + from;
-      slices.push_back(Slice{std::move(blocks[i]), data, static_cast<size_t>(take)});
-      pos += take;
-    }
+    slices = std::move(parts);
     add(reader->engine_.stats().bytes_read, end - offset);
     done(static_cast<ssize_t>(end - offset), slices);
   }
@@ -137,13 +154,14 @@ void Reader::read_async(uint64_t offset, size_t length, ReadDone done) {
   p->offset = offset;
   p->end = end;
   p->first = first;
-  p->blocks.resize(last - first + 1);
+  p->parts.resize(last - first + 1);
   p->done = std::move(done);
   std::vector<uint64_t> misses;
   for (uint64_t b = first; b <= last; ++b) {
     // A one-block read has just missed above (counted once); request() looks again under its lock.
-    if (first != last) p->blocks[b - first] = engine_.cache().lookup({file_id_, b});
-    if (!p->blocks[b - first]) misses.push_back(b);
+    BlockRef hit = first != last ? engine_.cache().lookup({file_id_, b}) : nullptr;
+    if (hit) p->take(b - first, std::move(hit));
+    else misses.push_back(b);
   }
   // From here on `done` is owed exactly once, whatever fails.
   try {
@@ -151,7 +169,7 @@ void Reader::read_async(uint64_t offset, size_t length, ReadDone done) {
       p->missing.fetch_add(1, std::memory_order_relaxed);
       try {
         request(b, [p, i = b - first](const Outcome& o) {
-          if (o.block) p->blocks[i] = o.block;
+          if (o.block) p->take(i, o.block);
           else p->fail(o.error);
           p->arrived();
         });

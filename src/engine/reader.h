@@ -10,6 +10,13 @@
 // block's decode, run by the decoder thread that finished it, so the caller's thread (a FUSE
 // request thread) goes back to serve other requests, hits first among them. read() and
 // read_slices() are read_async() and a wait.
+//
+// Memory: a block the cache admits counts against its capacity until freed, wherever it is held
+// (block_ledger.h). A block the cache declines (readers hold its room) counts against no budget but
+// its decoder thread's (one block a thread: man mibz2fs, MEMORY), so it must be gone when that
+// thread has run its waiters: a read waiting for other blocks keeps a counted copy of its part of
+// such a block, never the block (PendingRead::take), and mibz2fs's `done` writes its reply before
+// returning. Only a caller of read_slices() that keeps slices after `done` keeps one longer.
 #pragma once
 
 #include <sys/types.h>
