@@ -73,16 +73,17 @@ struct Reader::PendingRead {
   }
   // Keeps the part of block first + i that the read returns. A block the cache holds or held is
   // charged to its ledger (block_ledger.h) however long this read waits for its other blocks; one
-  // it declined is charged to no one and must not outlive its decoder's hand-off, so a read that
-  // waits for more than this block keeps a copy of its part instead (at most the read's length,
-  // charged: never a whole block of up to 46 MB held past the bound).
+  // it declined is charged to no one and must not outlive its decoder's hand-off, so a read still
+  // waiting for anything else (another block, or read_async to finish asking) keeps a copy of its
+  // part instead (at most the read's length, charged: never a whole block of up to 46 MB held past
+  // the bound). The last arrival does not wait: it replies at once.
   void take(size_t i, BlockRef block) {
     const uint64_t start = reader->index_->blocks[first + i].out_offset;
     const uint64_t pos = std::max(offset, start);
     const uint64_t from = pos - start;
     const size_t n = static_cast<size_t>(std::min<uint64_t>(block->bytes.size() - from, end - pos));
     const uint8_t* data = block->bytes.data() + from;
-    if (block->charged() || parts.size() == 1) {
+    if (block->charged() || missing.load(std::memory_order_acquire) == 1) {
       parts[i] = Slice{std::move(block), data, n};
       return;
     }
