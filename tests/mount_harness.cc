@@ -82,7 +82,7 @@ std::string describe_status(int st) {
 }
 
 Mibz2fs::Mibz2fs(std::vector<std::string> args, stdfs::path mnt, stdfs::path log,
-                 std::optional<std::vector<std::string>> env)
+                 std::optional<std::vector<std::string>> env, std::optional<stdfs::path> cgroup_procs)
     : args_(std::move(args)), mnt_(std::move(mnt)), log_(std::move(log)) {
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(kMibz2fs.c_str()));
@@ -100,6 +100,12 @@ Mibz2fs::Mibz2fs(std::vector<std::string> args, stdfs::path mnt, stdfs::path log
     if (fd >= 0) {
       dup2(fd, 1);
       dup2(fd, 2);
+    }
+    if (cgroup_procs) {
+      // "0": the writing process itself, in cgroup v1 and v2 alike.
+      const int cg = open(cgroup_procs->c_str(), O_WRONLY | O_CLOEXEC);
+      if (cg < 0 || write(cg, "0", 1) != 1) _exit(126);
+      close(cg);
     }
     if (env) execve(argv[0], argv.data(), envp.data());
     else execv(argv[0], argv.data());
