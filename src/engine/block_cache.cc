@@ -66,10 +66,10 @@ bool BlockCache::evict_one() {
   return true;
 }
 
-bool BlockCache::insert(const BlockKey& key, BlockRef block, bool prefetched) {
+bool BlockCache::insert(const BlockKey& key, BlockRef block, bool prefetched, bool count_decline) {
   const uint64_t bytes = block->cost();
   auto decline = [&] {
-    if (prefetched) add(stats_.readahead_wasted);
+    if (prefetched && count_decline) add(stats_.readahead_wasted);
     return false;
   };
   if (bytes > capacity_) return decline();
@@ -85,7 +85,7 @@ bool BlockCache::insert(const BlockKey& key, BlockRef block, bool prefetched) {
     if (!evict_one()) break;
   if (ledger_->bytes() + bytes > capacity_) {
     // Readers hold what is left of the capacity: growing past it is what the bound is for.
-    add(stats_.cache_declined);
+    if (count_decline) add(stats_.cache_declined);
     return decline();
   }
   Shard& s = shard_for(key);

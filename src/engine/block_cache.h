@@ -43,7 +43,6 @@ struct DecodedBlock {
 
   // What the block costs in memory: its buffer's capacity and this struct.
   uint64_t cost() const { return bytes.capacity() + sizeof(DecodedBlock); }
-  bool charged() const { return ledger_ != nullptr; }
   // Counts cost() in `ledger` until the block is freed. Once, by the only thread that holds it.
   void charge_to(std::shared_ptr<BlockLedger> ledger) const {
     charge_ = cost();
@@ -86,9 +85,10 @@ class BlockCache {
   // exceed the capacity. False when it is not kept: already cached (decoded twice), larger than
   // the capacity, or no room with every other block evicted (readers hold the rest: counted as
   // cache_declined). `prefetched`: it was decoded ahead of any reader (counted as wasted if evicted
-  // before it is read, or not kept). Out of memory, throws with the block not inserted (blocks
-  // evicted to make room stay evicted).
-  bool insert(const BlockKey& key, BlockRef block, bool prefetched);
+  // before it is read, or not kept). `count_decline`: false for an attempt that another follows
+  // if it fails, so that a block is counted declined (and wasted) once. Out of memory, throws with
+  // the block not inserted (blocks evicted to make room stay evicted).
+  bool insert(const BlockKey& key, BlockRef block, bool prefetched, bool count_decline = true);
   // Drops every block of a file (it changed or was closed for good).
   void erase_file(uint64_t file);
 
