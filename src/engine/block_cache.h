@@ -10,7 +10,8 @@
 // until the last reader lets go (block_ledger.h): the bound is on decoded bytes alive, not only on
 // those the cache can find. When what readers hold leaves no room for a new block even with every
 // other block evicted, the cache declines it (insert returns false) rather than grow past its
-// bound: its readers still get it, from the decoder thread that made it, and it is gone after.
+// bound: its readers still get it, from the decoder thread that made it (which offers it once
+// more when they have it: reader.cc), and it is gone after.
 #pragma once
 
 #include <atomic>
@@ -29,8 +30,8 @@
 namespace mibz2::engine {
 
 // A block's decoded bytes (or the part of one a waiting read copied out: reader.cc). Charged to a
-// ledger once (by the cache as it admits it, before any other thread can reach it), it gives its
-// charge back when it is freed, whichever holder lets it go last.
+// ledger once (by the cache as it admits it, before a lookup can find it), it gives its charge
+// back when it is freed, whichever holder lets it go last.
 struct DecodedBlock {
   bz2::ByteBuffer bytes;
 
@@ -43,7 +44,8 @@ struct DecodedBlock {
 
   // What the block costs in memory: its buffer's capacity and this struct.
   uint64_t cost() const { return bytes.capacity() + sizeof(DecodedBlock); }
-  // Counts cost() in `ledger` until the block is freed. Once, by the only thread that holds it.
+  // Counts cost() in `ledger` until the block is freed. Once, by a thread that holds it (so the
+  // destructor cannot run meanwhile), before a lookup can find it; other holders read only bytes.
   void charge_to(std::shared_ptr<BlockLedger> ledger) const {
     charge_ = cost();
     ledger->charge(charge_);
@@ -51,7 +53,7 @@ struct DecodedBlock {
   }
 
  private:
-  // Set once before the block is shared (a const block may be charged: BlockRef is const).
+  // Set once, by charge_to (a const block may be charged: BlockRef is const).
   mutable std::shared_ptr<BlockLedger> ledger_;
   mutable uint64_t charge_ = 0;
 };
