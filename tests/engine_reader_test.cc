@@ -276,6 +276,81 @@ TEST(EngineConcurrent, ABlockHeldByAReaderSurvivesItsEviction) {
   EXPECT_EQ(stat(e.stats().decodes), decodes + 1);
 }
 
+// What the blocks a test holds cost the cache: their buffers and structs.
+uint64_t held_cost(const std::vector<BlockRef>& held) {
+  uint64_t n = 0;
+  for (const BlockRef& b : held) n += b->bytes.capacity() + sizeof(engine::DecodedBlock);
+  return n;
+}
+
+// Readers that hold blocks after their eviction (a FUSE reply from a block, a thread preempted
+// while it copies) hold memory the cache cannot free. When they hold all of its capacity, a block
+// decoded now is handed to its reader and not kept: before, the cache took it anyway, and in a
+// memory cgroup at the documented bound 16 readers of 45 MB blocks held enough to get mibz2fs
+// OOM-killed (issue 23).
+TEST(EngineConcurrent, BlocksHeldPastTheirEvictionLeaveNoRoomToGrowPastTheCapacity) {
+  const Source& s = text_source();
+  ASSERT_GE(s.blocks(), 6u);
+  const uint64_t capacity = cached_block_cost(s.block_size(0)) + cached_block_cost(s.block_size(1)) +
+                            cached_block_cost(s.block_size(2));
+  Engine e(options(1, capacity, false));
+  auto reader = open_reader(e, 9, s);
+  std::vector<BlockRef> held;
+  for (size_t b = 0; b < 3; ++b) {
+    ASSERT_TRUE(read_and_check(*reader, s, s.block_start(b), 100));
+    held.push_back(e.cache().lookup({9, b}));
+    ASSERT_TRUE(held.back()) << "block " << b << " was not cached";
+  }
+  ASSERT_EQ(held_cost(held), capacity);
+  // Block 3 evicts the three held blocks, which stay in memory: there is no room for it. (Its
+  // decoder offers it again once its reader is served: the count comes a moment after the read.)
+  ASSERT_TRUE(read_and_check(*reader, s, s.block_start(3) + 10, 1000));
+  EXPECT_TRUE(eventually([&] { return stat(e.stats().cache_declined) == 1; })) << e.stats().summary();
+  EXPECT_LE(held_cost(held) + e.cache().resident_bytes(), capacity) << e.stats().summary();
+  EXPECT_FALSE(e.cache().contains({9, 3}));
+  EXPECT_LE(e.cache().ledger()->bytes(), capacity);
+  // A read over two blocks, both declined: the part of the first is copied while the read waits
+  // for the other (never the whole block held uncounted), and the bytes are right.
+  ASSERT_TRUE(read_and_check(*reader, s, s.block_start(5) - 5000, 10000));
+  EXPECT_TRUE(eventually([&] { return stat(e.stats().cache_declined) == 3; })) << e.stats().summary();
+  EXPECT_LE(e.cache().ledger()->bytes(), capacity);
+  // Once the readers let go, the room is the cache's again.
+  held.clear();
+  EXPECT_EQ(e.cache().ledger()->bytes(), 0u);
+  ASSERT_TRUE(read_and_check(*reader, s, s.block_start(3), 1000));
+  EXPECT_TRUE(e.cache().contains({9, 3}));
+  EXPECT_EQ(e.cache().ledger()->bytes(), e.cache().resident_bytes());
+}
+
+// A read over a cached block and one still to decode waits for the second with a copy of its part
+// of the first, not the first block itself: held while the read waits behind a queue of decodes
+// (hundreds of ms with blocks of 45 MB), a whole block kept its room in the cache from every
+// block decoded meanwhile, and those were not kept (issue 23).
+TEST(EngineConcurrent, AReadWaitingForOneBlockHoldsNoOtherWholeBlock) {
+  const Source& s = text_source();
+  Engine e(options(1, uint64_t{64} << 20, false));
+  auto reader = open_reader(e, 1, s);
+  ASSERT_TRUE(read_and_check(*reader, s, s.block_start(0), 100));
+  std::latch worker_busy(1), release(1);
+  e.pool().submit(engine::Priority::kDemand, [&](engine::WorkerContext&) {
+    worker_busy.count_down();
+    release.wait();
+  });
+  worker_busy.wait();
+  const uint64_t waits = stat(e.stats().waits);
+  std::thread read([&] { EXPECT_TRUE(read_and_check(*reader, s, s.block_start(1) - 3000, 6000)); });
+  const bool waiting = eventually([&] { return stat(e.stats().waits) > waits; });
+  EXPECT_TRUE(waiting) << e.stats().summary();
+  {
+    BlockRef first = e.cache().lookup({1, 0});
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first.use_count(), 2) << "the waiting read holds block 0 (the cache and this test hold one reference each)";
+  }
+  release.count_down();
+  read.join();
+  EXPECT_EQ(stat(e.stats().cache_declined), 0u);
+}
+
 // 16 readers want one cold block at the same moment: it is decoded once.
 TEST(EngineConcurrent, SixteenReadersOfAColdBlockDecodeItOnce) {
   const Source& s = text_source();

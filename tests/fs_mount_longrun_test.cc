@@ -33,15 +33,6 @@ long node_count(const stdfs::path& mnt) {
   return std::stol(x.value.substr(at + 6));
 }
 
-// The kernel forgets the dentries and inodes nobody uses (and so sends FUSE forgets for them).
-void drop_kernel_caches() {
-  sync();
-  const int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-  ASSERT_GE(fd, 0) << "/proc/sys/vm/drop_caches: " << std::strerror(errno);
-  EXPECT_EQ(write(fd, "2", 1), 1);
-  close(fd);
-}
-
 void set_mtime(const stdfs::path& p, const struct timespec& mtime) {
   const struct timespec times[2] = {{0, UTIME_OMIT}, mtime};
   ASSERT_EQ(utimensat(AT_FDCWD, p.c_str(), times, 0), 0) << p << ": " << std::strerror(errno);
@@ -88,7 +79,11 @@ TEST_F(FsMountTest, NodesOfFilesTheKernelForgotAreDropped) {
     most = std::max(most, node_count(mnt_));
     for (int i = 0; i < kPerBatch; ++i) stdfs::remove(src / (file_name(b, i) + ".txt.bz2"));
   }
-  EXPECT_GE(most, start + kPerBatch) << "the looked-up files were not counted while in use";
+  // The root and a batch's files at least. (Not start + kPerBatch: the forgets of the first
+  // drop_kernel_caches may still be on their way when start is read, and the deleted files of a
+  // batch no longer stay until the next drop: the source watcher has the kernel drop their names,
+  // and it forgets them at once.)
+  EXPECT_GE(most, 1 + kPerBatch) << "the looked-up files were not counted while in use";
   drop_kernel_caches();
   long now = node_count(mnt_);
   for (int i = 0; i < 50 && now > start + 10; ++i) {  // forgets are sent asynchronously

@@ -253,6 +253,73 @@ TEST(MapDirectory, NoEntryIsShownAsDotOrDotDot) {
   EXPECT_EQ(l.source_of.count("..tar"), 1u) << "'..tar' is an ordinary name";
 }
 
+// ---- names_affected_by ------------------------------------------------------------------------------
+
+TEST(NamesAffectedBy, TheNameItsShownNameAndTheirRivals) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(fs::names_affected_by("notes.txt"), (V{"notes.txt", "notes.txt.bz2"}));
+  EXPECT_EQ(fs::names_affected_by("x.bz2"), (V{"x.bz2", "x.bz2.bz2", "x"}));
+  EXPECT_EQ(fs::names_affected_by("a.tar"), (V{"a.tar", "a.tar.bz2", "a.tbz2", "a.tbz"}));
+  EXPECT_EQ(fs::names_affected_by("a.tbz"), (V{"a.tbz", "a.tbz.bz2", "a.tar", "a.tar.bz2", "a.tbz2"}));
+  EXPECT_EQ(fs::names_affected_by("..bz2"), (V{"..bz2", "..bz2.bz2"}));
+}
+
+// Every directory made of a small universe of names that compete with one another (each absent,
+// present and bzip2, or present and not bzip2), and every change of one entry: each name whose
+// showing changes (shown differently, or shown from another source entry) and each source entry
+// shown under another name is one names_affected_by() gives for the entry that changed. What the
+// source watcher tells the kernel to drop is exactly that, so a name left out would stay stale.
+TEST(NamesAffectedBy, CoversEveryNameAChangeOfOneEntryCanReshow) {
+  const std::vector<std::string> universe = {"a",     "a.bz2", "a.bz2.bz2", "a.tar", "a.tar.bz2",
+                                             "a.tbz", "a.tbz2", "a.tar.tbz", "a.tar.tar"};
+  const size_t n = universe.size();
+  // state of a name: 0 absent, 1 present and bzip2, 2 present and not bzip2
+  auto listing = [&](const std::vector<int>& state) {
+    std::vector<SourceEntry> entries;
+    for (size_t i = 0; i < n; ++i)
+      if (state[i]) entries.push_back(regular(universe[i], state[i] == 1));
+    std::vector<NamingNote> notes;
+    std::map<std::string, std::pair<std::string, bool>> shown;  // shown name -> source name, decompressed
+    for (const ShownEntry& e : map_directory(std::move(entries), &notes)) shown[e.name] = {e.source_name, e.decompressed};
+    return shown;
+  };
+  auto changed_names = [](const auto& before, const auto& after) {
+    std::set<std::string> names;
+    for (const auto* side : {&before, &after})
+      for (const auto& [name, source] : *side) {
+        const auto* other = side == &before ? &after : &before;
+        const auto it = other->find(name);
+        if (it == other->end() || it->second != source) {
+          names.insert(name);           // the kernel's entry for the shown name
+          names.insert(source.first);   // the node of the source entry behind it
+        }
+      }
+    return names;
+  };
+  size_t states = 1, checked = 0;
+  for (size_t i = 0; i < n; ++i) states *= 3;
+  std::vector<int> state(n);
+  for (size_t code = 0; code < states; ++code) {
+    for (size_t i = 0, c = code; i < n; ++i, c /= 3) state[i] = static_cast<int>(c % 3);
+    const auto before = listing(state);
+    for (size_t i = 0; i < n; ++i) {
+      const std::vector<std::string> affected = fs::names_affected_by(universe[i]);
+      const std::set<std::string> allowed(affected.begin(), affected.end());
+      for (int next = 0; next < 3; ++next) {
+        if (next == state[i]) continue;
+        std::vector<int> changed = state;
+        changed[i] = next;
+        for (const std::string& name : changed_names(before, listing(changed))) {
+          ++checked;
+          ASSERT_TRUE(allowed.count(name)) << "'" << name << "' is shown otherwise after '" << universe[i]
+                                           << "' went from state " << state[i] << " to " << next;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 10000u);
+}
+
 // ---- shown_link_target ------------------------------------------------------------------------------
 
 // A directory laid out like a dump mirror: dumps/20261101/{all.json.bz2, notes.txt.bz2, x.tbz2},

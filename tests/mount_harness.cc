@@ -85,7 +85,8 @@ std::string describe_status(int st) {
 }
 
 Mibz2fs::Mibz2fs(std::vector<std::string> args, stdfs::path mnt, stdfs::path log,
-                 std::optional<std::vector<std::string>> env, std::string program)
+                 std::optional<std::vector<std::string>> env, std::string program,
+                 std::optional<stdfs::path> cgroup_procs)
     : program_(program.empty() ? kMibz2fs : std::move(program)),
       args_(std::move(args)),
       mnt_(std::move(mnt)),
@@ -108,6 +109,12 @@ Mibz2fs::Mibz2fs(std::vector<std::string> args, stdfs::path mnt, stdfs::path log
       dup2(fd, 2);
     }
     if (g_child_nofile && setrlimit(RLIMIT_NOFILE, &*g_child_nofile) != 0) _exit(126);
+    if (cgroup_procs) {
+      // "0": the writing process itself, in cgroup v1 and v2 alike.
+      const int cg = open(cgroup_procs->c_str(), O_WRONLY | O_CLOEXEC);
+      if (cg < 0 || write(cg, "0", 1) != 1) _exit(126);
+      close(cg);
+    }
     if (env) execve(argv[0], argv.data(), envp.data());
     else execv(argv[0], argv.data());
     _exit(127);
@@ -219,6 +226,14 @@ Xattr get_xattr(const stdfs::path& p, const char* name) {
   if (n < 0) x.error = errno;
   else x.value.assign(buf, static_cast<size_t>(n));
   return x;
+}
+
+void drop_kernel_caches() {
+  sync();
+  const int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << "/proc/sys/vm/drop_caches: " << std::strerror(errno);
+  EXPECT_EQ(write(fd, "2", 1), 1);
+  close(fd);
 }
 
 size_t count_index_files(const stdfs::path& dir) {

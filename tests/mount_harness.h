@@ -48,9 +48,11 @@ std::string describe_status(int wait_status);
 class Mibz2fs {
  public:
   // `env`, if given, is the child's whole environment (as `env -i` would leave it); else it
-  // inherits the test's.
+  // inherits the test's. `cgroup_procs`, if given, is a cgroup's cgroup.procs file: the child
+  // joins that cgroup before it runs mibz2fs (and exits 126 if it cannot).
   Mibz2fs(std::vector<std::string> args, stdfs::path mnt, stdfs::path log,
-          std::optional<std::vector<std::string>> env = std::nullopt, std::string program = {});
+          std::optional<std::vector<std::string>> env = std::nullopt, std::string program = {},
+          std::optional<stdfs::path> cgroup_procs = std::nullopt);
   ~Mibz2fs() { stop(); }
   Mibz2fs(const Mibz2fs&) = delete;
   Mibz2fs& operator=(const Mibz2fs&) = delete;
@@ -133,6 +135,10 @@ Xattr get_xattr(const stdfs::path& p, const char* name);
 inline constexpr const char* kXattrs[] = {"user.mibz2fs.compressed_size", "user.mibz2fs.blocks",
                                           "user.mibz2fs.index", "user.mibz2fs.damaged_blocks",
                                           "user.mibz2fs.damage"};
+
+// The kernel forgets the dentries and inodes nobody uses (and so sends FUSE forgets for them):
+// drop_caches 2, which leaves the page cache alone.
+void drop_kernel_caches();
 
 // The .idx files under `dir`.
 size_t count_index_files(const stdfs::path& dir);

@@ -1,6 +1,7 @@
 #include "bz2/buffer_memory.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <iterator>
 #include <mutex>
@@ -33,12 +34,14 @@ constexpr bool kKeeps = !base::kAddressSanitizer;
 
 bool keepable(size_t capacity) { return kKeeps && capacity >= kMinKept && capacity <= kMaxKept; }
 
+size_t rounded(size_t bytes) { return kKeeps && bytes >= kMinKept ? (bytes + kGranule - 1) / kGranule * kGranule : bytes; }
+
 }  // namespace
 
 bool keeps_buffers() { return kKeeps; }
 
 void* allocate(size_t bytes, size_t* capacity) {
-  if (kKeeps && bytes >= kMinKept) bytes = (bytes + kGranule - 1) / kGranule * kGranule;
+  bytes = rounded(bytes);
   if (keepable(bytes)) {
     FreeList& fl = free_list();
     std::lock_guard lk(fl.mu);
@@ -84,6 +87,24 @@ void release(void* p, size_t capacity) {
     fl.bytes += capacity;
   }
   for (size_t i = 0; i < n_dropped; ++i) std::free(dropped[i].p);
+}
+
+void* reallocate(void* p, size_t capacity, size_t used, size_t bytes, size_t* new_capacity) {
+  if (!p) return allocate(bytes, new_capacity);
+  bytes = rounded(bytes);
+  if (!keepable(bytes)) {
+    void* q = std::realloc(p, bytes ? bytes : 1);
+    if (!q) throw std::bad_alloc();
+    *new_capacity = bytes;
+    return q;
+  }
+  // A size kept buffers serve: one of them, if one fits (its pages already resident).
+  size_t cap = 0;
+  void* q = allocate(bytes, &cap);
+  if (used) std::memcpy(q, p, used);
+  release(p, capacity);
+  *new_capacity = cap;
+  return q;
 }
 
 size_t kept_bytes() {

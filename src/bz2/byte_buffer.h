@@ -1,7 +1,8 @@
 // A growable byte buffer that, unlike std::vector<uint8_t>, does not zero what it allocates:
 // decoded blocks are written once and read many times, and zeroing up to 46 MB per block first
 // would cost as much as writing it. Its memory comes from buffer_memory, which keeps large buffers
-// freed for the next block instead of unmapping them.
+// freed for the next block instead of unmapping them, and grows a buffer larger than those in
+// place of copying it (so that growth never holds an old and a new copy of a block at once).
 #pragma once
 
 #include <cstddef>
@@ -73,13 +74,11 @@ class ByteBuffer {
     while (cap < need) cap += cap / 2 + 4096;
     move_to(cap);
   }
-  // New memory of at least `cap` bytes, the bytes so far copied over.
+  // At least `cap` bytes, the bytes so far kept (moved, not copied, where the buffer is a mapping
+  // of its own: buffer_memory::reallocate).
   void move_to(size_t cap) {
     size_t got = 0;
-    auto* p = static_cast<uint8_t*>(buffer_memory::allocate(cap, &got));
-    if (size_) std::memcpy(p, data_, size_);
-    buffer_memory::release(data_, capacity_);
-    data_ = p;
+    data_ = static_cast<uint8_t*>(buffer_memory::reallocate(data_, capacity_, size_, cap, &got));
     capacity_ = got;
   }
 

@@ -59,7 +59,6 @@ bool BlockCache::evict_one() {
     resident_.fetch_sub(e.bytes, std::memory_order_relaxed);
     stats_.cache_bytes.store(resident_.load(std::memory_order_relaxed), std::memory_order_relaxed);
     dropped = std::move(e.block);
-    if (dropped.use_count() > 1) held_outside_.emplace_back(dropped, e.bytes);
     s.map.erase(e.key);
     s.lru.pop_back();
   }
@@ -67,45 +66,42 @@ bool BlockCache::evict_one() {
   return true;
 }
 
-void BlockCache::insert(const BlockKey& key, BlockRef block, bool prefetched) {
-  const uint64_t bytes = block->bytes.capacity() + sizeof(DecodedBlock);
-  if (bytes > capacity_) {
-    if (prefetched) add(stats_.readahead_wasted);
-    return;
-  }
+bool BlockCache::insert(const BlockKey& key, BlockRef block, bool prefetched, bool count_decline) {
+  const uint64_t bytes = block->cost();
+  auto decline = [&] {
+    if (prefetched && count_decline) add(stats_.readahead_wasted);
+    return false;
+  };
+  if (bytes > capacity_) return decline();
   std::lock_guard admission(admission_mu_);
   {
     Shard& s = shard_for(key);
     std::lock_guard lk(s.mu);
-    if (s.map.count(key)) return;  // decoded twice (a dropped in-flight entry); keep the first
+    if (s.map.count(key)) return decline();  // decoded twice (a dropped in-flight entry); keep the first
   }
-  uint64_t outside = held_outside_bytes();
-  while (resident_.load(std::memory_order_relaxed) + outside + bytes > capacity_) {
+  // An evicted block no reader holds is freed as evict_one() returns, giving its charge back; one
+  // a reader holds stays charged until the reader lets go.
+  while (ledger_->bytes() + bytes > capacity_)
     if (!evict_one()) break;
-    outside = held_outside_bytes();
+  if (ledger_->bytes() + bytes > capacity_) {
+    // Readers hold what is left of the capacity: growing past it is what the bound is for.
+    if (count_decline) add(stats_.cache_declined);
+    return decline();
   }
   Shard& s = shard_for(key);
   std::lock_guard lk(s.mu);
-  s.lru.push_front(Entry{key, std::move(block), bytes, tick_.fetch_add(1, std::memory_order_relaxed), prefetched});
+  s.lru.push_front(Entry{key, block, bytes, tick_.fetch_add(1, std::memory_order_relaxed), prefetched});
   try {
     s.map.emplace(key, s.lru.begin());
   } catch (...) {
     s.lru.pop_front();  // out of memory: as if never inserted (an entry in one and not the other
     throw;              // would be evicted with bytes never counted in)
   }
+  block->charge_to(ledger_);  // cannot fail; before the shard lock lets any lookup find the block
   const uint64_t now = resident_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   stats_.cache_bytes.store(now, std::memory_order_relaxed);
   if (now > stats_.cache_bytes_peak.load(std::memory_order_relaxed)) stats_.cache_bytes_peak.store(now, std::memory_order_relaxed);
-}
-
-uint64_t BlockCache::held_outside_bytes() {
-  uint64_t n = 0;
-  std::erase_if(held_outside_, [&](const auto& h) {
-    if (h.first.expired()) return true;
-    n += h.second;
-    return false;
-  });
-  return n;
+  return true;
 }
 
 void BlockCache::erase_file(uint64_t file) {

@@ -7,9 +7,11 @@
 // all shards by comparing the shards' tails, so the bound is global and exact in bytes.
 // A block handed out is a shared_ptr: eviction never frees bytes under a reader. A block evicted
 // while a reader still copies from it still takes memory, so it still counts against the capacity
-// until the last reader lets go (held_outside_): the bound is on decoded bytes alive, not only on
-// those the cache can find. (Only when the blocks readers hold exceed the capacity by themselves
-// does the total pass it, by what they hold.)
+// until the last reader lets go (block_ledger.h): the bound is on decoded bytes alive, not only on
+// those the cache can find. When what readers hold leaves no room for a new block even with every
+// other block evicted, the cache declines it (insert returns false) rather than grow past its
+// bound: its readers still get it, from the decoder thread that made it (which offers it once
+// more when they have it: reader.cc), and it is gone after.
 #pragma once
 
 #include <atomic>
@@ -22,12 +24,38 @@
 #include <vector>
 
 #include "bz2/byte_buffer.h"
+#include "engine/block_ledger.h"
 #include "engine/engine_stats.h"
 
 namespace mibz2::engine {
 
+// A block's decoded bytes (or the part of one a waiting read copied out: reader.cc). Charged to a
+// ledger once (by the cache as it admits it, before a lookup can find it), it gives its charge
+// back when it is freed, whichever holder lets it go last.
 struct DecodedBlock {
   bz2::ByteBuffer bytes;
+
+  DecodedBlock() = default;
+  DecodedBlock(const DecodedBlock&) = delete;
+  DecodedBlock& operator=(const DecodedBlock&) = delete;
+  ~DecodedBlock() {
+    if (ledger_) ledger_->release(charge_);
+  }
+
+  // What the block costs in memory: its buffer's capacity and this struct.
+  uint64_t cost() const { return bytes.capacity() + sizeof(DecodedBlock); }
+  // Counts cost() in `ledger` until the block is freed. Once, by a thread that holds it (so the
+  // destructor cannot run meanwhile), before a lookup can find it; other holders read only bytes.
+  void charge_to(std::shared_ptr<BlockLedger> ledger) const {
+    charge_ = cost();
+    ledger->charge(charge_);
+    ledger_ = std::move(ledger);
+  }
+
+ private:
+  // Set once, by charge_to (a const block may be charged: BlockRef is const).
+  mutable std::shared_ptr<BlockLedger> ledger_;
+  mutable uint64_t charge_ = 0;
 };
 using BlockRef = std::shared_ptr<const DecodedBlock>;
 
@@ -54,16 +82,22 @@ class BlockCache {
   BlockRef lookup(const BlockKey& key, bool count = true);
   // Like lookup but counts nothing and does not touch the LRU order.
   bool contains(const BlockKey& key) const;
-  // Inserts a decoded block, evicting least recently used blocks first so the resident bytes never
-  // exceed the capacity. A block larger than the whole capacity is not kept. `prefetched`: it was
-  // decoded ahead of any reader (counted as wasted if evicted before it is read). Out of memory,
-  // throws with the block not inserted (blocks evicted to make room stay evicted).
-  void insert(const BlockKey& key, BlockRef block, bool prefetched);
+  // Admits a decoded block (not charged yet), evicting least recently used blocks first so that
+  // the decoded bytes charged (block_ledger.h: these, and evicted ones readers still hold) never
+  // exceed the capacity. False when it is not kept: already cached (decoded twice), larger than
+  // the capacity, or no room with every other block evicted (readers hold the rest: counted as
+  // cache_declined). `prefetched`: it was decoded ahead of any reader (counted as wasted if evicted
+  // before it is read, or not kept). `count_decline`: false for an attempt that another follows
+  // if it fails, so that a block is counted declined (and wasted) once. Out of memory, throws with
+  // the block not inserted (blocks evicted to make room stay evicted).
+  bool insert(const BlockKey& key, BlockRef block, bool prefetched, bool count_decline = true);
   // Drops every block of a file (it changed or was closed for good).
   void erase_file(uint64_t file);
 
   uint64_t capacity() const { return capacity_; }
   uint64_t resident_bytes() const { return resident_.load(std::memory_order_relaxed); }
+  // Decoded bytes charged against the capacity: resident, and held by readers after eviction.
+  const std::shared_ptr<BlockLedger>& ledger() const { return ledger_; }
 
   // For tests of the hit path: the lock that admission and eviction take.
   std::mutex& admission_mutex_for_testing() { return admission_mu_; }
@@ -86,18 +120,16 @@ class BlockCache {
   Shard& shard_for(const BlockKey& key) { return shards_[BlockKeyHash{}(key) % kShards]; }
   const Shard& shard_for(const BlockKey& key) const { return shards_[BlockKeyHash{}(key) % kShards]; }
   bool evict_one();  // requires admission_mu_
-  uint64_t held_outside_bytes();  // requires admission_mu_; forgets blocks no one holds any more
 
   const uint64_t capacity_;
   EngineStats& stats_;
   Shard shards_[kShards];
   std::atomic<uint64_t> tick_{0};
   std::atomic<uint64_t> resident_{0};
+  const std::shared_ptr<BlockLedger> ledger_ = std::make_shared<BlockLedger>();  // outlives blocks held past the cache
   // Lock order: admission_mu_ -> one shard's mu at a time (eviction looks at the shards one by
   // one). Lookups take a shard's mu alone. No block is freed under a shard lock.
   std::mutex admission_mu_;  // serialises insert/evict; never held by lookups
-  // Evicted blocks that readers still held at eviction, with their bytes (guarded by admission_mu_).
-  std::vector<std::pair<std::weak_ptr<const DecodedBlock>, uint64_t>> held_outside_;
 };
 
 }  // namespace mibz2::engine

@@ -25,6 +25,7 @@ struct EngineStats {
   std::atomic<uint64_t> readahead_used{0};     // of those, later read
   std::atomic<uint64_t> readahead_wasted{0};   // of those, evicted or dropped unread
   std::atomic<uint64_t> evictions{0};          // blocks evicted from the cache
+  std::atomic<uint64_t> cache_declined{0};     // decoded blocks not kept: readers held the room
   std::atomic<uint64_t> cache_bytes{0};        // bytes resident in the cache now
   std::atomic<uint64_t> cache_bytes_peak{0};   // the most ever resident
 

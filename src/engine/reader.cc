@@ -63,7 +63,7 @@ struct Reader::PendingRead {
   uint64_t offset = 0;
   uint64_t end = 0;
   uint64_t first = 0;
-  std::vector<BlockRef> blocks;  // blocks[i] is block first + i; each written by one arrival
+  std::vector<Slice> parts;  // parts[i]: what the read returns of block first + i; each set by one arrival
   std::atomic<size_t> missing{1};
   std::atomic<int> error{0};
   ReadDone done;
@@ -71,6 +71,34 @@ struct Reader::PendingRead {
   void fail(int e) {
     int none = 0;
     error.compare_exchange_strong(none, e, std::memory_order_relaxed);
+  }
+  // Keeps the part of block first + i that the read returns: the block itself when the read
+  // waits for nothing more (it replies at once), else a copy of the part (charged to the cache's
+  // ledger, at most the read's length). A read waiting for other blocks never keeps whole blocks:
+  // one the cache declined is charged to no one and must not outlive its decoder's hand-off, and
+  // one the cache keeps would hold its room for as long as the read waits, behind a queue of
+  // decodes. With blocks of 45 MB, 1 MiB reads held 45 MB each for up to 300 ms that way, during
+  // which the cache could take no other block (declined, to be decoded again at the next read).
+  void take(size_t i, BlockRef block, bool waiting) {
+    const uint64_t start = reader->index_->blocks[first + i].out_offset;
+    const uint64_t pos = std::max(offset, start);
+    const uint64_t from = pos - start;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(block->bytes.size() - from, end - pos));
+    const uint8_t* data = block->bytes.data() + from;
+    if (!waiting) {
+      parts[i] = Slice{std::move(block), data, n};
+      return;
+    }
+    try {
+      auto part = std::make_shared<DecodedBlock>();
+      part->bytes.reserve_exact(n);
+      part->bytes.append(data, n);
+      part->charge_to(reader->engine_.cache().ledger());
+      const uint8_t* copied = part->bytes.data();
+      parts[i] = Slice{std::move(part), copied, n};
+    } catch (const std::exception&) {
+      fail(ENOMEM);  // out of memory for the copy: this read fails, as a decode out of memory does
+    }
   }
   void arrived() {
     if (missing.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
@@ -81,16 +109,7 @@ struct Reader::PendingRead {
       done(-e, slices);
       return;
     }
-    const index::BlockIndex& idx = *reader->index_;
-    slices.reserve(blocks.size());
-    uint64_t pos = offset;
-    for (size_t i = 0; i < blocks.size(); ++i) {
-      const uint64_t from = pos - idx.blocks[first + i].out_offset;
-      const uint64_t take = std::min<uint64_t>(blocks[i]->bytes.size() - from, end - pos);
-      const uint8_t* data = blocks[i]->bytes.data() + from;
-      slices.push_back(Slice{std::move(blocks[i]), data, static_cast<size_t>(take)});
-      pos += take;
-    }
+    slices = std::move(parts);
     add(reader->engine_.stats().bytes_read, end - offset);
     done(static_cast<ssize_t>(end - offset), slices);
   }
@@ -141,21 +160,24 @@ void Reader::read_async(uint64_t offset, size_t length, ReadDone done) {
   p->offset = offset;
   p->end = end;
   p->first = first;
-  p->blocks.resize(last - first + 1);
+  p->parts.resize(last - first + 1);
   p->done = std::move(done);
   std::vector<uint64_t> misses;
+  std::vector<BlockRef> hits(last - first + 1);
   for (uint64_t b = first; b <= last; ++b) {
     // A one-block read has just missed above (counted once); request() looks again under its lock.
-    if (first != last) p->blocks[b - first] = engine_.cache().lookup({file_id_, b});
-    if (!p->blocks[b - first]) misses.push_back(b);
+    if (first != last) hits[b - first] = engine_.cache().lookup({file_id_, b});
+    if (!hits[b - first]) misses.push_back(b);
   }
+  for (size_t i = 0; i < hits.size(); ++i)
+    if (hits[i]) p->take(i, std::move(hits[i]), /*waiting=*/!misses.empty());
   // From here on `done` is owed exactly once, whatever fails.
   try {
     for (const uint64_t b : misses) {
       p->missing.fetch_add(1, std::memory_order_relaxed);
       try {
         request(b, [p, i = b - first](const Outcome& o) {
-          if (o.block) p->blocks[i] = o.block;
+          if (o.block) p->take(i, o.block, /*waiting=*/p->missing.load(std::memory_order_acquire) > 1);
           else p->fail(o.error);
           p->arrived();
         });
@@ -268,12 +290,12 @@ std::shared_ptr<Reader::InFlight> Reader::promote_next_readahead_locked(uint64_t
   return nullptr;
 }
 
-void Reader::complete(const std::shared_ptr<InFlight>& f, uint64_t block, const Outcome& outcome) {
+void Reader::complete(const std::shared_ptr<InFlight>& f, uint64_t block, const Outcome& outcome, bool finish) {
   std::vector<Waiter> waiters;
   {
     std::lock_guard lk(inflight_mu_);
     auto it = inflight_.find(block);
-    if (it != inflight_.end() && it->second == f) inflight_.erase(it);
+    if (finish && it != inflight_.end() && it->second == f) inflight_.erase(it);
     waiters.swap(f->waiters);
   }
   for (Waiter& w : waiters) {
@@ -330,10 +352,21 @@ void Reader::queue_decode(const std::shared_ptr<InFlight>& entry, uint64_t block
     if (o.block) {
       const bool unread_ahead = f->readahead && !f->demanded.load();
       if (f->readahead && !unread_ahead) add(self->engine_.stats().readahead_used);
-      try {
-        self->engine_.cache().insert({self->file_id_, block}, o.block, unread_ahead);
-      } catch (const std::exception&) {
-        // Out of memory to cache it: the waiting readers still get the block.
+      auto cache = [&](bool last_try) {
+        try {
+          return self->engine_.cache().insert({self->file_id_, block}, o.block, unread_ahead, last_try);
+        } catch (const std::exception&) {
+          return true;  // out of memory to cache it: the waiting readers still get the block
+        }
+      };
+      if (!cache(false)) {
+        // Declined: readers held the cache's room, most often the replies another worker was
+        // writing from the block this one would have evicted. The waiters are served first (the
+        // block still in the in-flight table, so that readers who come meanwhile join it rather
+        // than decode it again), then it is offered once more: those replies are done by then, as
+        // a rule. Until then it is this thread's one block (man mibz2fs, MEMORY).
+        self->complete(f, block, o, /*finish=*/false);
+        cache(true);
       }
     }
     self->complete(f, block, o);

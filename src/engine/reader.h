@@ -10,6 +10,14 @@
 // block's decode, run by the decoder thread that finished it, so the caller's thread (a FUSE
 // request thread) goes back to serve other requests, hits first among them. read() and
 // read_slices() are read_async() and a wait.
+//
+// Memory: a block the cache admits counts against its capacity until freed, wherever it is held
+// (block_ledger.h). A block the cache declines (readers hold its room) counts against no budget but
+// its decoder thread's (one block a thread: man mibz2fs, MEMORY), so it must be gone when that
+// thread has run its waiters (and offered it to the cache once more): a read waiting for other
+// blocks keeps counted copies of its parts, never whole blocks (PendingRead::take), and mibz2fs's
+// `done` writes its reply before returning. Only a caller of read_slices() that keeps slices after
+// `done` keeps a declined block longer.
 #pragma once
 
 #include <sys/types.h>
@@ -106,7 +114,9 @@ class Reader : public std::enable_shared_from_this<Reader> {
   // decode ends, starting or joining the decode at demand priority (a reader waits for it).
   void request(uint64_t block, Waiter waiter);
   // Ends a decode: takes it out of the in-flight table and runs its waiters, with no lock held.
-  void complete(const std::shared_ptr<InFlight>& f, uint64_t block, const Outcome& outcome);
+  // With `finish` false the decode stays in the table after its waiters ran, so that readers who
+  // come meanwhile join it (they are run by the complete() that finishes it).
+  void complete(const std::shared_ptr<InFlight>& f, uint64_t block, const Outcome& outcome, bool finish = true);
   // Under inflight_mu_: the nearest read-ahead block after `block` that is queued and not yet
   // wanted, now marked demanded (its block number in *promoted), or null. The caller queues it
   // again at demand priority (whichever copy a worker takes first decodes it).

@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fs/request_interrupt.h"
+#include "fs/source_changes.h"
 #include "fs/source_directory.h"
 #include "fs/source_tree.h"
 #include "engine/reader.h"
@@ -108,7 +109,8 @@ Filesystem::Filesystem(const FilesystemOptions& options)
       store_(options.index_dir),
       engine_(std::make_unique<engine::Engine>(engine_options(options))),
       catalog_(std::make_unique<engine::Catalog>(*engine_, store_, &access_)),
-      inodes_(root_, SourceStamp::of(root_stat_), *catalog_) {
+      inodes_(root_, SourceStamp::of(root_stat_), *catalog_),
+      source_watcher_(root_) {
   if (store_.dir().empty())
     spdlog::warn("{}: indexes are kept in memory only, so every mount indexes every file again (one full decode "
                  "of each); give -o index_dir=DIR to keep them",
@@ -119,12 +121,22 @@ Filesystem::Filesystem(const FilesystemOptions& options)
     spdlog::warn("test hook: index builds are held while {} exists", hold);
     catalog_->hold_builds_while([path = std::string(hold)] { return ::access(path.c_str(), F_OK) == 0; });
   }
+  // Test hook: at most this many directories watched, as if fs.inotify.max_user_watches were reached.
+  if (const char* cap = std::getenv("MIBZ2FS_TEST_MAX_WATCHES"); cap && *cap) {
+    spdlog::warn("test hook: at most {} directories watched for changes", cap);
+    source_watcher_.limit_watches_for_testing(std::strtoull(cap, nullptr, 10));
+  }
+  // Test hook: more than this many names waiting to be reported count as lost events.
+  if (const char* cap = std::getenv("MIBZ2FS_TEST_MAX_PENDING"); cap && *cap) {
+    spdlog::warn("test hook: more than {} changes waiting count as lost", cap);
+    source_watcher_.limit_pending_for_testing(std::strtoull(cap, nullptr, 10));
+  }
   catalog_->set_distrust_listener([this](const engine::FileRef& file) { retire(file); });
   watcher_ = std::thread([this] { guard_thread("session watcher", [this] { watch_session(); }); });
 }
 
 Filesystem::~Filesystem() {
-  notifier_.stop();
+  end_session();
   {
     std::lock_guard lk(watch_mu_);
     stopping_ = true;
@@ -145,6 +157,19 @@ Filesystem::~Filesystem() {
 void Filesystem::set_session(fuse_session* se) {
   session_ = se;
   notifier_.start(se);
+  source_watcher_.start(
+      FUSE_ROOT_ID, SourceStamp::of(root_stat_),
+      [this](const std::vector<SourceWatcher::Change>& changes) { drop_changed(inodes_, notifier_, changes); },
+      [this] {
+        spdlog::info("changes in SOURCE came faster than they could be followed: the kernel is told to drop "
+                     "every name and directory attribute of the mount");
+        drop_everything(inodes_, notifier_);
+      });
+}
+
+void Filesystem::end_session() {
+  source_watcher_.stop();  // first: it tells the notifier
+  notifier_.stop();
 }
 
 // A new number for the path (so a new page cache and attributes in the kernel, filled from the
@@ -326,9 +351,11 @@ int Filesystem::make_entry(Node& dir, const ShownEntry& e, fuse_entry_param* ent
   bool final;
   entry->attr = st;
   if (const int err = shown_attributes(*node, &entry->attr, /*wait=*/false, &final)) {
-    inodes_.forget(node->ino, 1);  // the kernel never gets this lookup
+    forget_lookups(node->ino, 1);  // the kernel never gets this lookup
     return err;
   }
+  // The kernel can hold names only in directories it holds: those are watched while it does.
+  if (node->kind == NodeKind::kDirectory) source_watcher_.watch(node->ino, node->rel, node->stamp);
   entry->ino = node->ino;
   entry->generation = 1;  // numbers are never reused (inode_table.h)
   entry->attr_timeout = final ? timeout_ : 0.0;
@@ -375,8 +402,11 @@ void Filesystem::lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   fuse_reply_entry(req, &entry);
 }
 
-void Filesystem::forget(fuse_ino_t ino, uint64_t nlookup) {
-  inodes_.forget(ino, nlookup);
+void Filesystem::forget(fuse_ino_t ino, uint64_t nlookup) { forget_lookups(ino, nlookup); }
+
+void Filesystem::forget_lookups(fuse_ino_t ino, uint64_t count) noexcept {
+  const NodeRef gone = inodes_.forget(ino, count);
+  if (gone && gone->kind == NodeKind::kDirectory) source_watcher_.unwatch(gone->ino);
 }
 
 void Filesystem::getattr(fuse_req_t req, fuse_ino_t ino) {
@@ -468,7 +498,7 @@ void Filesystem::readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         len = fuse_add_direntry_plus(req, buf.data() + used, size - used, e.name.c_str(), &entry, next);
         if (len > size - used) {
           // Did not fit: the kernel never sees this entry, so it is not a lookup.
-          inodes_.forget(entry.ino, 1);
+          forget_lookups(entry.ino, 1);
           break;
         }
       } else {
@@ -676,7 +706,8 @@ void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size
     const engine::CatalogSummary summary = catalog_->summary();
     value = n == kIndexXattr ? summary.describe()
                              : engine_->stats().summary() + " " + summary.counters() + " nodes=" +
-                                   std::to_string(inodes_.size());
+                                   std::to_string(inodes_.size()) + " watched_dirs=" +
+                                   std::to_string(source_watcher_.watches());
     reply_xattr(req, value, size);
     return;
   }

@@ -22,6 +22,7 @@
 #include "fs/inode_table.h"
 #include "fs/beneath_access.h"
 #include "fs/kernel_notifier.h"
+#include "fs/source_watcher.h"
 #include "io/source_root.h"
 #include "index/index_store.h"
 
@@ -48,10 +49,11 @@ class Filesystem {
 
   // Walks the tree in the background and queues every compressed file for indexing.
   void start_tree_walk();
-  void set_session(fuse_session* se);  // before the loop starts
-  // The session loop returned: nothing more is sent to the kernel (call before
-  // fuse_session_unmount closes the session's descriptor).
-  void end_session() { notifier_.stop(); }
+  // Before the loop starts: the kernel notifier and the source watcher start.
+  void set_session(fuse_session* se);
+  // The session loop returned: SOURCE is no longer watched and nothing more is sent to the kernel
+  // (call before fuse_session_unmount closes the session's descriptor).
+  void end_session();
 
   // --- operations (public for the C callbacks) ---
   void init(fuse_conn_info* conn);
@@ -99,6 +101,8 @@ class Filesystem {
   int link_target(Node& node, std::string* target);
   // Looks up `name` in `dir` and fills a FUSE entry (counts a lookup, given back on failure).
   int make_entry(Node& dir, const ShownEntry& e, fuse_entry_param* entry);
+  // Gives back lookups of a node; a directory whose node leaves the table is no longer watched.
+  void forget_lookups(fuse_ino_t ino, uint64_t count) noexcept;
   void walk_tree();
   // Records a handle as open (or no longer) so that unmount can free what the kernel never released.
   void track(FileHandle* h, bool open);
@@ -117,6 +121,7 @@ class Filesystem {
   std::unique_ptr<engine::Catalog> catalog_;  // every decompressed file's index life
   InodeTable inodes_;
   KernelNotifier notifier_;  // started by set_session, stopped by end_session or the destructor
+  SourceWatcher source_watcher_;  // the same; tells the notifier what SOURCE changed (source_changes.h)
   std::atomic<fuse_session*> session_{nullptr};  // set by main after the notifier started
   std::thread walker_;
   std::atomic<bool> stopping_{false};
@@ -127,7 +132,8 @@ class Filesystem {
   std::unordered_set<FileHandle*> open_files_;
   std::unordered_set<DirHandle*> open_dirs_;
   double timeout_ = 3600.0;  // attribute and entry cache time: a node's attributes never change (a
-                             // new content is a new node), and a stale node answers ESTALE at open
+                             // new content is a new node), a stale node answers ESTALE at open, and
+                             // the source watcher has the kernel drop the names a change concerns
 };
 
 }  // namespace mibz2::fs

@@ -108,15 +108,15 @@ std::optional<InodeTable::Retired> InodeTable::retire(const engine::FileRef& fil
   return r;
 }
 
-void InodeTable::forget(fuse_ino_t ino, uint64_t count) {
-  NodeRef dropped;  // released after the lock: the last reference may free an index
+NodeRef InodeTable::forget(fuse_ino_t ino, uint64_t count) {
+  NodeRef dropped;  // released by the caller, after the lock: the last reference may free an index
   engine::FileRef evicted;
   std::lock_guard lk(mu_);
   auto it = by_ino_.find(ino);
-  if (it == by_ino_.end() || ino == FUSE_ROOT_ID) return;
+  if (it == by_ino_.end() || ino == FUSE_ROOT_ID) return nullptr;
   Node& n = *it->second;
   n.lookups -= std::min(count, n.lookups);
-  if (n.lookups > 0) return;
+  if (n.lookups > 0) return nullptr;
   if (auto r = by_rel_.find(n.rel); r != by_rel_.end() && r->second == ino) by_rel_.erase(r);
   if (n.file) {
     // When a file's content changes, the kernel looks its name up twice (the first answer only
@@ -131,12 +131,27 @@ void InodeTable::forget(fuse_ino_t ino, uint64_t count) {
   }
   dropped = std::move(it->second);
   by_ino_.erase(it);
+  return dropped;
 }
 
 NodeRef InodeTable::find(fuse_ino_t ino) const {
   std::lock_guard lk(mu_);
   auto it = by_ino_.find(ino);
   return it == by_ino_.end() ? nullptr : it->second;
+}
+
+NodeRef InodeTable::at(const std::string& rel) const {
+  std::lock_guard lk(mu_);
+  const auto it = by_rel_.find(rel);
+  return it == by_rel_.end() ? nullptr : by_ino_.at(it->second);
+}
+
+std::vector<NodeRef> InodeTable::held_nodes() const {
+  std::lock_guard lk(mu_);
+  std::vector<NodeRef> held;
+  for (const auto& [ino, node] : by_ino_)
+    if (node->lookups > 0) held.push_back(node);
+  return held;
 }
 
 size_t InodeTable::size() const {

@@ -98,10 +98,15 @@ class InodeTable {
   // or nullopt (no such node, or retired already).
   std::optional<Retired> retire(const engine::FileRef& file);
   // The kernel forgets `count` lookups of `ino` (or a lookup never reached it); at zero the node
-  // leaves the table. The root is never dropped.
-  void forget(fuse_ino_t ino, uint64_t count);
+  // leaves the table and is returned (for the caller to release, after the table's lock). The
+  // root is never dropped.
+  NodeRef forget(fuse_ino_t ino, uint64_t count);
   // The node with this number, or null.
   NodeRef find(fuse_ino_t ino) const;
+  // The node the path `rel` has now (the newest made for it), or null.
+  NodeRef at(const std::string& rel) const;
+  // Every node the kernel holds (looked up and not forgotten), the root included.
+  std::vector<NodeRef> held_nodes() const;
   size_t size() const;
   // The catalog entries of the decompressed files the paths hold now, as far as the mount has seen
   // them (the tree walk's, and every lookup's): one per path, the newest node's.

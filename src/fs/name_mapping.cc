@@ -23,6 +23,34 @@ std::optional<std::string> decompressed_name(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+// The source names that decompressed_name() turns into `shown`.
+void add_compressed_forms(std::string_view shown, std::vector<std::string>* out) {
+  out->push_back(std::string(shown) + ".bz2");
+  constexpr std::string_view kTar = ".tar";
+  if (shown.size() > kTar.size() && shown.substr(shown.size() - kTar.size()) == kTar) {
+    const std::string stem(shown.substr(0, shown.size() - kTar.size()));
+    out->push_back(stem + ".tbz2");
+    out->push_back(stem + ".tbz");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> names_affected_by(std::string_view name) {
+  std::vector<std::string> names{std::string(name)};
+  add_compressed_forms(name, &names);  // shown raw while `name` exists, decompressed as `name` without it
+  if (const std::optional<std::string> shown = decompressed_name(name)) {
+    names.push_back(*shown);              // `name`'s own decompressed name
+    add_compressed_forms(*shown, &names);  // its rivals for that name ("X.tbz" for "X.tar.bz2")
+  }
+  std::vector<std::string> unique;
+  for (std::string& n : names)
+    if (std::find(unique.begin(), unique.end(), n) == unique.end()) unique.push_back(std::move(n));
+  return unique;
+}
+
 std::vector<ShownEntry> map_directory(std::vector<SourceEntry> entries, std::vector<NamingNote>* notes) {
   // Sorted by source name, so that when two compressed files want one name (a.tbz and a.tar.bz2
   // both want "a.tar") the choice is the same at every listing.

@@ -16,6 +16,14 @@ namespace mibz2::fs {
 // "..bz2", which would be shown as "..").
 std::optional<std::string> decompressed_name(std::string_view name);
 
+// The names of a directory that may be shown otherwise when the source entry `name` appears,
+// disappears or changes (name given, and each at most once): `name` itself, the name it is shown
+// under ("X" for "X.bz2", "X.tar" for "X.tbz2"), and the names of the entries that compete with it
+// for a name or are shown under a name it takes ("X.bz2" when "X" comes or goes: a real name wins,
+// the compressed one is shown raw; "X.tbz" when "X.tar.bz2" comes, the first by source name wins).
+// Each is both a name the mount may show and a source name a node may stand for.
+std::vector<std::string> names_affected_by(std::string_view name);
+
 // One source directory entry, as the listing needs it.
 struct SourceEntry {
   std::string name;
