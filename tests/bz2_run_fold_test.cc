@@ -37,7 +37,7 @@ Fold fold_scalar(const std::vector<uint16_t>& syms, RunState runs) {
   return f;
 }
 
-#if MIBZ2_HAVE_FOLD_RUNS_AVX512
+#if MIBZ2_HAVE_X86_PATHS
 Fold fold_avx512(const std::vector<uint16_t>& syms, RunState runs) {
   Fold f;
   f.lits.resize(syms.size() + 1);
@@ -114,7 +114,7 @@ class RunFoldAvx512 : public ::testing::Test {
     if (isa_levels().back() != bz2::Isa::kAvx512) GTEST_SKIP() << "this CPU has no AVX-512 VBMI";
   }
   void check(const std::vector<uint16_t>& syms, RunState runs, const std::string& what) {
-#if MIBZ2_HAVE_FOLD_RUNS_AVX512
+#if MIBZ2_HAVE_X86_PATHS
     expect_same(fold_avx512(syms, runs), fold_scalar(syms, runs), what);
 #else
     (void)syms, (void)runs, (void)what;

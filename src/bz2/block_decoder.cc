@@ -4,13 +4,6 @@
 #include <bit>
 #include <cstring>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define MIBZ2_HAVE_AVX2_PATHS 1
-#else
-#define MIBZ2_HAVE_AVX2_PATHS 0
-#endif
-
 #include "bz2/bit_reader.h"
 #include "bz2/block_scanner.h"
 #include "bz2/cpu_dispatch.h"
@@ -19,6 +12,10 @@
 #include "bz2/inverse_bwt.h"
 #include "bz2/run_fold.h"
 #include "bz2/run_length.h"
+
+#if MIBZ2_HAVE_X86_PATHS
+#include <immintrin.h>
+#endif
 
 namespace mibz2::bz2 {
 namespace {
@@ -90,7 +87,7 @@ namespace {
 #undef MIBZ2_SYMBOLS_TARGET
 #undef MIBZ2_SYMBOLS_AVX2
 #undef MIBZ2_SYMBOLS_AVX512
-#if MIBZ2_HAVE_AVX2_PATHS
+#if MIBZ2_HAVE_X86_PATHS
 #define MIBZ2_SYMBOLS_NS avx2
 #define MIBZ2_SYMBOLS_TARGET __attribute__((target("avx2,bmi2")))
 #define MIBZ2_SYMBOLS_AVX2 1
@@ -222,7 +219,7 @@ Error BlockDecoder::Impl::read_symbols(BitReader& br, int level, uint32_t* n_out
   std::memset(cx.mtf, 0, sizeof cx.mtf);
   std::memcpy(cx.mtf, in_use, n_in_use);
   std::memset(counts, 0, 256 * sizeof(uint32_t));
-#if MIBZ2_HAVE_AVX2_PATHS
+#if MIBZ2_HAVE_X86_PATHS
   switch (isa()) {
     case Isa::kAvx512: return avx512::decode_symbols(br, cx, n_out);
     case Isa::kAvx2: return avx2::decode_symbols(br, cx, n_out);

@@ -6,11 +6,8 @@
 #include "bz2/bit_reader.h"
 #include "bz2/cpu_dispatch.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if MIBZ2_HAVE_X86_PATHS
 #include <immintrin.h>
-#define MIBZ2_HAVE_SCAN_AVX2 1
-#else
-#define MIBZ2_HAVE_SCAN_AVX2 0
 #endif
 
 namespace mibz2::bz2 {
@@ -42,7 +39,7 @@ constexpr Filter make_filter() {
 
 constexpr Filter kFilter = make_filter();
 
-#if MIBZ2_HAVE_SCAN_AVX2
+#if MIBZ2_HAVE_X86_PATHS
 // The vector filter looks at three bytes instead of two (fewer false alarms) and 32 positions at
 // once, with a nibble table per byte as in Hyperscan's "shufti": a mark starting k bits into byte
 // p fixes bytes p+1..p+3 (pattern bytes shifted by k). Bit k of lo[j][n] says that byte j of some
@@ -142,7 +139,7 @@ void scan_marks(std::span<const uint8_t> data, uint64_t from_bit, uint64_t to_bi
   };
 
   uint64_t q = p_first + 1;
-#if MIBZ2_HAVE_SCAN_AVX2
+#if MIBZ2_HAVE_X86_PATHS
   if (isa() >= Isa::kAvx2) q = filter_avx2(d, q, q_end, size, check);
 #endif
   // Main loop: one 64-bit load yields seven 16-bit windows.

@@ -1,48 +1,42 @@
 #include "bz2/cpu_dispatch.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
 namespace mibz2::bz2 {
 namespace {
 
-Isa cpu_isa() {
-#if defined(__x86_64__) && defined(__GNUC__)
+// The CPU's level under the environment's cap, worked out once.
+Isa machine_isa() {
   static const Isa level = [] {
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("bmi2")) return Isa::kPortable;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vbmi"))
-      return Isa::kAvx512;
-    return Isa::kAvx2;
+    Isa cap = Isa::kAvx512;
+    const char* v = std::getenv("MIBZ2_BZ2_ISA");
+    if (v && std::strcmp(v, "portable") == 0) cap = Isa::kPortable;
+    if (v && std::strcmp(v, "avx2") == 0) cap = Isa::kAvx2;
+    return std::min(best_isa(cpu_features()), cap);
   }();
   return level;
-#else
-  return Isa::kPortable;
-#endif
 }
-
-Isa env_cap() {
-  static const Isa cap = [] {
-    const char* v = std::getenv("MIBZ2_BZ2_ISA");
-    if (v && std::strcmp(v, "portable") == 0) return Isa::kPortable;
-    if (v && std::strcmp(v, "avx2") == 0) return Isa::kAvx2;
-    return Isa::kAvx512;
-  }();
-  return cap;
-}
-
-std::atomic<int> g_cap{static_cast<int>(Isa::kAvx512)};
 
 }  // namespace
 
-Isa isa() {
-  const int level = std::min({static_cast<int>(cpu_isa()), static_cast<int>(env_cap()),
-                              g_cap.load(std::memory_order_relaxed)});
-  return static_cast<Isa>(level);
+namespace detail {
+
+constinit std::atomic<int> g_isa{-1};
+
+// A set_max_isa() that came first stands.
+Isa derive_isa() {
+  int expected = -1;
+  const int level = static_cast<int>(machine_isa());
+  if (g_isa.compare_exchange_strong(expected, level, std::memory_order_relaxed)) return static_cast<Isa>(level);
+  return static_cast<Isa>(expected);
 }
 
-void set_max_isa(Isa level) { g_cap.store(static_cast<int>(level), std::memory_order_relaxed); }
+}  // namespace detail
+
+void set_max_isa(Isa level) {
+  detail::g_isa.store(static_cast<int>(std::min(machine_isa(), level)), std::memory_order_relaxed);
+}
 
 }  // namespace mibz2::bz2

@@ -5,6 +5,8 @@
 
 #include <isa-l/crc.h>
 
+#include "bz2/cpu_features.h"
+
 namespace mibz2::bz2 {
 namespace {
 
@@ -32,11 +34,11 @@ uint32_t Crc32::crc32_update(uint32_t state, const uint8_t* p, size_t n) {
   // inversions on the other side of the call.
   if (n == 0) return state;
   const uint32_t crc = ~crc32_ieee(~state, p, n);
-#if defined(__x86_64__)
+#if MIBZ2_HAVE_X86_PATHS
   // ISA-L's AVX-512 folding returns with the upper halves of the vector registers dirty; the SSE
   // code compiled for baseline x86-64 that runs next then pays a merge on every instruction that
   // writes an xmm register (measured: mibz2 cat -j 1 20% slower overall, memmove 1% -> 10%).
-  static const bool has_avx = __builtin_cpu_supports("avx");
+  static const bool has_avx = cpu_features().avx;
   if (has_avx) __asm__ volatile("vzeroupper" ::: "memory");
 #endif
   return crc;

@@ -1,6 +1,6 @@
 #include "bz2/run_fold.h"
 
-#if MIBZ2_HAVE_FOLD_RUNS_AVX512
+#if MIBZ2_HAVE_X86_PATHS
 #include <immintrin.h>
 
 #include <bit>

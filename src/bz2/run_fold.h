@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "bz2/cpu_features.h"
+
 namespace mibz2::bz2 {
 
 inline constexpr uint32_t kRunB = 1;
@@ -62,14 +64,11 @@ struct RunState {
   return m;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define MIBZ2_HAVE_FOLD_RUNS_AVX512 1
+#if MIBZ2_HAVE_X86_PATHS
 // fold_runs(syms, 0, k, ...) 16 symbols at a time with AVX-512 (F, BW, VBMI; call it only where
 // isa() is kAvx512): the same literals, state and error, and the same room needed in lits (its
 // whole-vector stores of 16 literals start at most at the chunk's own position).
 uint32_t fold_runs_avx512(const uint16_t* syms, uint32_t k, RunState& runs, Literal* lits, uint32_t* error_at);
-#else
-#define MIBZ2_HAVE_FOLD_RUNS_AVX512 0
 #endif
 
 }  // namespace mibz2::bz2

@@ -6,11 +6,8 @@
 
 #include "bz2/cpu_dispatch.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if MIBZ2_HAVE_X86_PATHS
 #include <immintrin.h>
-#define MIBZ2_HAVE_AVX2_PATHS 1
-#else
-#define MIBZ2_HAVE_AVX2_PATHS 0
 #endif
 
 // The randomisation table is part of the format (a fixed list of 512 gaps). libbz2 exports it;
@@ -28,7 +25,7 @@ namespace {
 #undef MIBZ2_RLE_NS
 #undef MIBZ2_RLE_TARGET
 #undef MIBZ2_RLE_AVX2
-#if MIBZ2_HAVE_AVX2_PATHS
+#if MIBZ2_HAVE_X86_PATHS
 #define MIBZ2_RLE_NS rle_avx2
 #define MIBZ2_RLE_TARGET __attribute__((target("avx2,bmi2")))
 #define MIBZ2_RLE_AVX2 1
@@ -80,7 +77,7 @@ void RunLengthDecoder::feed(uint8_t* data, size_t size, ByteBuffer& out) {
     out.reserve_extra(worst_output(n));
     uint8_t* const o = out.data() + out.size();
     uint8_t* end;
-#if MIBZ2_HAVE_AVX2_PATHS
+#if MIBZ2_HAVE_X86_PATHS
     if (avx2) {
       end = rle_avx2::decode(data + done, n, o, &last_, &run_);
     } else
