@@ -1,99 +1,87 @@
-// The extended attributes of the mount (user.mibz2fs.*): a decompressed file's index state,
-// sizes and damage, and the mount's counters on its root. Read by name, never listed.
-#include "fs/filesystem.h"
+#include "fs/extended_attributes.h"
+
+#include <sys/stat.h>
 
 #include <cerrno>
-#include <string>
-#include <string_view>
 
 namespace mibz2::fs {
-namespace {
 
-// On the mount's root directory: the engine's and the catalog's counters, and the indexing of the
-// whole mount (the same name as a file's index state).
-constexpr const char* kStatsXattr = "user.mibz2fs.stats";
-constexpr const char* kIndexXattr = "user.mibz2fs.index";
-
-// Replies to getxattr/listxattr: the size when asked for it, ERANGE when the buffer is short.
-void reply_xattr(fuse_req_t req, const std::string& value, size_t size) {
-  if (size == 0) fuse_reply_xattr(req, value.size());
-  else if (size < value.size()) fuse_reply_err(req, ERANGE);
-  else fuse_reply_buf(req, value.data(), value.size());
+Xattr xattr_named(std::string_view name) {
+  static constexpr std::pair<std::string_view, Xattr> kNames[] = {
+      {"user.mibz2fs.stats", Xattr::kStats},
+      {"user.mibz2fs.index", Xattr::kIndex},
+      {"user.mibz2fs.compressed_size", Xattr::kCompressedSize},
+      {"user.mibz2fs.blocks", Xattr::kBlocks},
+      {"user.mibz2fs.damaged_blocks", Xattr::kDamagedBlocks},
+      {"user.mibz2fs.damage", Xattr::kDamage},
+  };
+  for (const auto& [n, x] : kNames)
+    if (n == name) return x;
+  return Xattr::kUnknown;
 }
 
-// Extended attributes of decompressed files, read by name and never listed: the first two always,
-// the others once the index is ready (reading an attribute never waits for an index: until then
-// they are ENODATA).
-constexpr const char* kXattrNames[] = {"user.mibz2fs.compressed_size", kIndexXattr, "user.mibz2fs.blocks",
-                                       "user.mibz2fs.damaged_blocks", "user.mibz2fs.damage"};
-
-}  // namespace
-
-void Filesystem::getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
-  const NodeRef node = inodes_.find(ino);
-  const std::string_view n = name;
+std::string index_xattr_value(Xattr which, const index::BlockIndex& index) {
+  if (which == Xattr::kBlocks) return std::to_string(index.blocks.size());
+  if (which == Xattr::kDamagedBlocks) return std::to_string(index.damaged_blocks);
   std::string value;
-  if (node && ino == FUSE_ROOT_ID && (n == kStatsXattr || n == kIndexXattr)) {
-    const engine::CatalogSummary summary = catalog_->summary();
-    value = n == kIndexXattr ? summary.describe()
-                             : engine_->stats().summary() + " " + summary.counters() + " nodes=" +
-                                   std::to_string(inodes_.size()) + " watched_dirs=" +
-                                   std::to_string(source_watcher_.watches());
-    reply_xattr(req, value, size);
-    return;
+  for (const std::string& line : index::damage_report(index)) value += line + "\n";
+  return value;
+}
+
+int fits_xattr_buffer(const std::string& value, size_t size) { return size != 0 && size < value.size() ? ERANGE : 0; }
+
+int ExtendedAttributes::get(const Node& node, std::string_view name, std::string* value) const {
+  const Xattr which = xattr_named(name);
+  // On the mount's root directory: the engine's and the catalog's counters, and the indexing of the
+  // whole mount (the same name as a file's index state).
+  if (node.ino == FUSE_ROOT_ID && (which == Xattr::kStats || which == Xattr::kIndex)) {
+    const engine::CatalogSummary summary = catalog_.summary();
+    *value = which == Xattr::kIndex ? summary.describe()
+                                    : engine_.stats().summary() + " " + summary.counters() + " nodes=" +
+                                          std::to_string(inodes_.size()) + " watched_dirs=" +
+                                          std::to_string(watcher_.watches());
+    return 0;
   }
-  if (!node || node->kind != NodeKind::kDecompressed) {
-    fuse_reply_err(req, node ? ENODATA : ESTALE);
-    return;
-  }
-  const engine::FileRef& file = node->file;
+  // Extended attributes of decompressed files, read by name and never listed: the first two always,
+  // the others once the index is ready (reading an attribute never waits for an index: until then
+  // they are ENODATA).
+  if (node.kind != NodeKind::kDecompressed) return ENODATA;
+  const engine::FileRef& file = node.file;
   // Never waits for an index: a file not indexed yet says so, and its attributes that need the
   // index are not there yet (ENODATA). They tell how the source file is now, whatever content the
   // node was made for (the kernel caches none of them): an ESTALE here would send the kernel to
   // the new node, whose attributes it must ask first, and that getattr waits for the index.
-  if (n == kXattrNames[0]) {
-    struct stat st;
-    if (const int err = root_.lstat(node->rel, &st)) {
-      fuse_reply_err(req, err);
-      return;
+  switch (which) {
+    case Xattr::kCompressedSize: {
+      struct stat st;
+      if (const int err = root_.lstat(node.rel, &st)) return err;
+      if (!SourceStamp::of(st).same_file(node.stamp)) return ESTALE;  // another file: its own node answers
+      *value = std::to_string(st.st_size);
+      return 0;
     }
-    if (!SourceStamp::of(st).same_file(node->stamp)) {
-      fuse_reply_err(req, ESTALE);  // another file: its own node answers
-      return;
+    case Xattr::kIndex:
+      catalog_.refresh(file);
+      catalog_.prepare(file, engine::Catalog::Need::kSoon);  // a changed source: queued again
+      *value = catalog_.status(file).describe();
+      return 0;
+    case Xattr::kBlocks:
+    case Xattr::kDamagedBlocks:
+    case Xattr::kDamage: {
+      catalog_.refresh(file);
+      const auto idx = catalog_.status(file).index;
+      if (!idx) return ENODATA;
+      *value = index_xattr_value(which, *idx);
+      return 0;
     }
-    value = std::to_string(st.st_size);
-  } else if (n == kIndexXattr) {
-    catalog_->refresh(file);
-    catalog_->prepare(file, engine::Catalog::Need::kSoon);  // a changed source: queued again
-    value = catalog_->status(file).describe();
-  } else if (n == kXattrNames[2] || n == kXattrNames[3] || n == kXattrNames[4]) {
-    catalog_->refresh(file);
-    const auto idx = catalog_->status(file).index;
-    if (!idx) {
-      fuse_reply_err(req, ENODATA);
-      return;
-    }
-    if (n == kXattrNames[2]) value = std::to_string(idx->blocks.size());
-    else if (n == kXattrNames[3]) value = std::to_string(idx->damaged_blocks);
-    else
-      for (const std::string& line : index::damage_report(*idx)) value += line + "\n";
-  } else {
-    fuse_reply_err(req, ENODATA);
-    return;
+    case Xattr::kStats:
+    case Xattr::kUnknown: break;
   }
-  reply_xattr(req, value, size);
+  return ENODATA;
 }
 
-void Filesystem::listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
-  const NodeRef node = inodes_.find(ino);
-  if (!node) {
-    fuse_reply_err(req, ESTALE);
-    return;
-  }
-  // Our attributes describe the mounted file, not its content: a copy made with `cp -a`,
-  // `rsync -X` or `tar --xattrs` (which copy every attribute listed) would carry them as stale
-  // lies. So none is listed; each is read by its name (getfattr -n).
-  reply_xattr(req, std::string(), size);
-}
+// Our attributes describe the mounted file, not its content: a copy made with `cp -a`,
+// `rsync -X` or `tar --xattrs` (which copy every attribute listed) would carry them as stale
+// lies. So none is listed; each is read by its name (getfattr -n).
+std::string ExtendedAttributes::listed() { return std::string(); }
 
 }  // namespace mibz2::fs

@@ -3,25 +3,16 @@
 // kernel session, and what it frees at unmount.
 #include "fs/filesystem.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cerrno>
-#include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
-#include <deque>
-#include <vector>
 
 #include <spdlog/spdlog.h>
 
-#include "fs/open_handles.h"
 #include "fs/source_changes.h"
 #include "fs/source_tree.h"
 
@@ -55,7 +46,8 @@ Filesystem::Filesystem(const FilesystemOptions& options)
       engine_(std::make_unique<engine::Engine>(engine_options(options))),
       catalog_(std::make_unique<engine::Catalog>(*engine_, store_, &access_)),
       inodes_(root_, SourceStamp::of(root_stat_), *catalog_),
-      source_watcher_(root_) {
+      source_watcher_(root_),
+      operations_({options_, root_, store_, *engine_, *catalog_, inodes_, source_watcher_, handles_}) {
   if (store_.dir().empty())
     spdlog::warn("{}: indexes are kept in memory only, so every mount indexes every file again (one full decode "
                  "of each); give -o index_dir=DIR to keep them",
@@ -90,9 +82,7 @@ Filesystem::~Filesystem() {
   if (walker_.joinable()) walker_.join();
   watcher_.join();
   catalog_->shutdown();
-  // Handles the kernel never released (the session ended with files still open).
-  for (FileHandle* h : open_files_) delete h;
-  for (DirHandle* h : open_dirs_) delete h;
+  handles_.close_all();  // the session ended with files still open
   spdlog::info("unmounted {}; engine counters: {} {}", options_.mountpoint, engine_->stats().summary(),
                catalog_->summary().counters());
   catalog_.reset();

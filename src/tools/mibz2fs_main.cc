@@ -23,6 +23,7 @@
 
 #include "base/memory_policy.h"
 #include "fs/filesystem.h"
+#include "fs/fuse_operations.h"
 #include "fs/beneath_access.h"
 #include "fs/source_tree.h"
 #include "io/descriptor_limit.h"
@@ -186,9 +187,8 @@ int main(int argc, char** argv) {
   // The session is made (and the FUSE options it does not know rejected) before any indexing.
   // The Filesystem (and its threads) is made after daemonizing: fork keeps only the calling thread.
   std::unique_ptr<mibz2::fs::Filesystem> fs;
-  mibz2::fs::Filesystem* fs_ptr = nullptr;
-  fuse_session* se = fuse_session_new(&args, &mibz2::fs::Filesystem::operations(),
-                                      sizeof(fuse_lowlevel_ops), &fs_ptr);
+  mibz2::fs::Operations* ops_ptr = nullptr;  // the session's userdata: set once the Filesystem is made
+  fuse_session* se = fuse_session_new(&args, &mibz2::fs::fuse_operations(), sizeof(fuse_lowlevel_ops), &ops_ptr);
   if (!se) return 1;  // forward_fuse_log said why (e.g. an unknown option)
   if (options.wait_index) index_everything(options);
   int status = 1;
@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
           spdlog::info("open file limit (RLIMIT_NOFILE) raised from {} to {}", fd_limit.soft_before, fd_limit.soft);
         mibz2::io::on_descriptor_shortage(log_descriptor_shortage);
         fs = std::make_unique<mibz2::fs::Filesystem>(options.fs);
-        fs_ptr = fs.get();
+        ops_ptr = &fs->operations();
         fs->set_session(se);
         fs->start_tree_walk();
         int rc;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/filesystem.h"
+#include "fs/filesystem_options.h"
 #include "fs/fuse_session_settings.h"
 
 namespace mibz2::tools {

@@ -1,0 +1,18 @@
+// What a mount serves and with what: the Filesystem's options (filesystem.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mibz2::fs {
+
+// What a mount serves and with what (mibz2fs's command line fills it: src/tools/mount_options.h).
+struct FilesystemOptions {
+  std::string source;        // absolute path of SOURCE
+  std::string mountpoint;    // absolute path of MOUNTPOINT (for the logs)
+  unsigned threads = 0;      // decoder threads; 0: engine::default_decoder_threads()
+  uint64_t cache_bytes = 0;  // decoded-block cache; 0: engine::default_cache_bytes()
+  std::string index_dir;     // empty: index::default_index_dir()
+};
+
+}  // namespace mibz2::fs
