@@ -152,7 +152,8 @@ class Mibz2RawFile(io.RawIOBase):
     def _open(self, progress=None):
         _check_file(self._raw_path, self.name)
         self._pid = os.getpid()
-        self._file = _engine(*self._settings).open(self._raw_path, self.name, progress)
+        # Messages name the path as given (bytes: any name the filesystem holds).
+        self._file = _engine(*self._settings).open(self._raw_path, self._raw_path, progress)
 
     def _f(self):
         if self.closed:
@@ -325,7 +326,7 @@ def index(path: PathLike, *, force: bool = False, threads: Optional[int] = None,
     index``; returns :func:`info`'s dict. Raises OSError as :func:`open` does."""
     raw, shown = _names(path)
     _check_file(raw, shown)
-    out = _engine(threads, cache_size, index_dir).index(raw, shown, force, progress)
+    out = _engine(threads, cache_size, index_dir).index(raw, raw, force, progress)
     return json.loads(out.decode("utf-8", "surrogateescape"))
 
 

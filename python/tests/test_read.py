@@ -315,3 +315,24 @@ def test_arguments(corpus):
     f.close()
     with pytest.raises(ValueError):
         f.read()
+
+
+def test_names_that_are_not_utf8(corpus, tmp_path):
+    d = os.fsencode(str(tmp_path))
+    good = d + b"/caf\xe9.txt.bz2"
+    with open(good, "wb") as f:
+        f.write(open(corpus["files"]["text"]["bzip2"], "rb").read())
+    with mibz2.open(good) as f:
+        assert f.read(1000) == corpus["plain"]["text"][:1000]
+    assert mibz2.info(good)["decompressed_size"] == len(corpus["plain"]["text"])
+    bad = d + b"/\xff\xfe not bzip2.bz2"
+    with open(bad, "wb") as f:
+        f.write(b"plain text\n")
+    with pytest.raises(OSError) as e:
+        mibz2.open(bad)
+    assert e.value.errno == errno.EILSEQ and "not bzip2" in str(e.value)
+    # The fsspec view shows it under its decompressed name, as the mount does.
+    import fsspec
+
+    fs = fsspec.filesystem("mibz2")
+    assert os.fsdecode(d + b"/caf\xe9.txt") in fs.ls(str(tmp_path), detail=False)
