@@ -292,9 +292,13 @@ def open(path: PathLike, mode: str = "rb", *, threads: Optional[int] = None,
     :class:`Mibz2RawFile` (read, readinto, readline, iteration, seek/tell, ``with``); "rt": an ``io.TextIOWrapper`` over it, with
     `encoding`, `errors` and `newline` as for :func:`open`.
 
-    The first open of a file without a current index builds it in parallel (``progress(done,
-    total)`` is called with compressed bytes about five times a second meanwhile; Ctrl-C stops the
-    wait) and stores it; later opens, and ``mibz2``/``mibz2fs``, load it at once.
+    The first open of a file without a current index builds it in parallel and stores it; later
+    opens, and ``mibz2``/``mibz2fs``, load it at once. ``progress(done, total)`` (compressed bytes,
+    total > 0) is called about five times a second while the build runs, with `done` never
+    decreasing, and always once more when the build this call waited for has finished, with
+    ``done == total ==`` the compressed size (so even a build shorter than the first tick reports
+    its end). Not called when a stored index is loaded. Ctrl-C, or an exception raised by
+    `progress`, stops the wait (the build goes on in the background).
 
     threads, cache_size: the shared engine's decoder threads and block cache (bytes, or a string
     like "256MiB"); None sizes them from what this process may use (see mibz2._defaults). Opens
@@ -323,7 +327,8 @@ def index(path: PathLike, *, force: bool = False, threads: Optional[int] = None,
           cache_size: Union[int, str, None] = None, index_dir: Optional[PathLike] = None,
           progress: Optional[Progress] = None) -> Dict[str, Any]:
     """Loads or builds (`force`: always builds) and stores the index of `path`, like ``mibz2
-    index``; returns :func:`info`'s dict. Raises OSError as :func:`open` does."""
+    index``; returns :func:`info`'s dict. `progress` is called as by :func:`open` (last with
+    ``done == total`` when a build finished). Raises OSError as :func:`open` does."""
     raw, shown = _names(path)
     _check_file(raw, shown)
     out = _engine(threads, cache_size, index_dir).index(raw, raw, force, progress)

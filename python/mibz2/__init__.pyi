@@ -8,6 +8,8 @@ BUFFER_SIZE: int
 
 _Path = Union[str, bytes, os.PathLike[str], os.PathLike[bytes]]
 _Size = Union[int, str, None]
+# progress(done, total): compressed bytes of an index build, total > 0, done never decreasing;
+# called last with done == total == the compressed size when a build the call waited for finished.
 Progress = Callable[[int, int], Any]
 
 def parse_size(size: Union[int, str]) -> int: ...

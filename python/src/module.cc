@@ -57,7 +57,8 @@ struct PyEngine {
   std::shared_ptr<Session> session;
 
   // Loads or builds the index of `path` (bytes, as os.fsencode gives), calling `progress(done,
-  // total)` (compressed bytes) while it is built; returns `mibz2 info --json`'s object as bytes.
+  // total)` (compressed bytes) while it is built and once at its end (done == total, see
+  // Session::obtain); returns `mibz2 info --json`'s object as bytes.
   // Ctrl-C, or an exception in `progress`, stops the wait (the build goes on in the background).
   py::bytes index(const std::string& path, const std::string& shown, bool rebuild, py::object progress) {
     const engine::FileRef file = session->file(path);
@@ -87,7 +88,8 @@ struct PyEngine {
       got = session->obtain(file, rebuild, [&](uint64_t done, uint64_t total) {
         py::gil_scoped_acquire locked;
         try {
-          if (!progress.is_none()) progress(done, total);
+          // Not while queued (total 0): a callback may divide by the total.
+          if (!progress.is_none() && total != 0) progress(done, total);
           if (PyErr_CheckSignals() != 0) throw py::error_already_set();
         } catch (py::error_already_set& e) {
           e.restore();  // raised below, once the wait is over

@@ -52,12 +52,22 @@ engine::IndexStatus Session::obtain(const engine::FileRef& file, bool rebuild,
                                     const std::function<bool(uint64_t, uint64_t)>& tick) {
   // The source may have changed since this process last looked: indexed again if so.
   catalog_->refresh(file);
+  // Not ready before prepare() (or rebuilt) and ready as built in this process after: a build
+  // finished while this call waited (its own, or another thread's it joined).
+  const bool was_ready = !rebuild && catalog_->status(file).ready();
   catalog_->prepare(file, rebuild ? engine::Need::kRebuild : engine::Need::kNow);
   while (!catalog_->wait_for(file, std::chrono::milliseconds(200))) {
     const engine::IndexStatus s = catalog_->status(file);
     if (tick && !tick(s.build_done, s.build_total)) return s;
   }
-  return catalog_->status(file);
+  engine::IndexStatus s = catalog_->status(file);
+  // The final count, whatever the timing: a build shorter than the first 200 ms wait would
+  // otherwise report nothing, and a longer one its last figure before the end.
+  if (tick && !was_ready && s.ready() && s.origin.built) {
+    const uint64_t size = s.index->compressed_size();
+    tick(size, size);
+  }
+  return s;
 }
 
 std::shared_ptr<Session> session_for(const SessionOptions& options) {

@@ -51,8 +51,10 @@ class Session {
 
   // Loads or builds the file's index (`rebuild`: builds it even when one is current) and waits for
   // it, calling `tick` with the compressed bytes done and in all about five times a second while it
-  // is built; a tick that returns false stops the wait (the build goes on). Returns the status it
-  // settled in (not settled when a tick stopped the wait).
+  // is built (total 0 while the build is queued), and once more with (compressed size, compressed
+  // size) when a build it waited for succeeded, however short; a tick that returns false stops the
+  // wait (the build goes on). Returns the status it settled in (not settled when a tick stopped the
+  // wait).
   engine::IndexStatus obtain(const engine::FileRef& file, bool rebuild,
                              const std::function<bool(uint64_t done, uint64_t total)>& tick);
 

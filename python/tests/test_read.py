@@ -164,6 +164,39 @@ def test_an_index_made_here_serves_mibz2(corpus, mibz2_bin, index_dir, tmp_path)
     assert json.loads(out)["index"]["state"] == "current"
 
 
+def check_progress(calls, size):
+    """A build's progress calls: the last says done, none goes back or beyond, totals are the size."""
+    assert calls, "no progress call for a build"
+    assert calls[-1] == (size, size)
+    assert all(total == size for _, total in calls)
+    dones = [done for done, _ in calls]
+    assert dones == sorted(dones)
+    assert 0 <= dones[0]
+
+
+def test_progress_ends_with_the_compressed_size_for_every_build(corpus, index_dir, tmp_path):
+    # Whatever the build's length (this one may finish before the first periodic call), the
+    # caller that waited for it hears of its end; opens that load an index or find it ready do not.
+    path = tmp_path / "progress.json.bz2"
+    path.write_bytes(open(corpus["files"]["jsonl"]["lbzip2"], "rb").read())
+    size = os.path.getsize(path)
+    calls = []
+    with mibz2.open(path, index_dir=index_dir, progress=lambda d, t: calls.append((d, t))) as f:
+        assert f.read() == corpus["plain"]["jsonl"]
+    check_progress(calls, size)
+
+    calls.clear()
+    with mibz2.open(path, index_dir=index_dir, progress=lambda d, t: calls.append((d, t))):
+        pass  # ready in this process's engine
+    assert mibz2.info(path, index_dir=index_dir, threads=3, progress=lambda d, t: calls.append((d, t)))[
+        "index"]["state"] == "current"  # another engine: loaded from the store
+    assert calls == []
+
+    got = mibz2.index(path, force=True, index_dir=index_dir, progress=lambda d, t: calls.append((d, t)))
+    assert got["index"]["state"] == "built now"
+    check_progress(calls, size)
+
+
 def block_start_bit(data, number):
     """The bit offset of the magic of block `number` (0-based) of a one-stream bzip2 file."""
     magic = bytes.fromhex("314159265359")
