@@ -5,7 +5,8 @@
 #   2. the uninstall script removes every installed file (the build's own install_manifest.txt
 #      is put back as it was);
 #   3. `cpack -G DEB` into a scratch directory: the package lists the programs and man pages,
-#      depends on fuse3 and on the Debian packages of the libraries, and its programs run.
+#      depends on fuse3 and on the Debian packages of the libraries (and, with the Python module,
+#      on the python3 it is built for), and its programs run.
 #
 # Usage: tests/package_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -93,6 +94,13 @@ if command -v cpack >/dev/null && command -v dpkg-deb >/dev/null && command -v d
   for d in fuse3 libfuse3-3 libbz2-1.0 libc6; do
     grep -Eq "(^|, )$d( |,|$)" <<<"$depends" || fail "Depends lacks $d: $depends"
   done
+  if [[ -n $python_dir ]]; then
+    # The extension loads only in the interpreter of its ABI (usr/lib/python3.Y): that python3.
+    minor=${python_dir#usr/lib/python3.}; minor=${minor%%/*}
+    for d in "python3 (>= 3.$minor~)" "python3 (<< 3.$((minor + 1)))"; do
+      grep -Fq "$d" <<<"$depends" || fail "Depends lacks $d: $depends"
+    done
+  fi
   dpkg-deb -x "${debs[0]}" "$scratch/unpacked"
   version=$("$scratch/unpacked/usr/bin/mibz2fs" --version) || fail "packaged mibz2fs --version failed"
   [[ $version == "mibz2fs "[0-9]* ]] || fail "packaged mibz2fs --version says: $version"
