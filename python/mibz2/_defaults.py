@@ -17,7 +17,9 @@ cache
 
 A process's memory for mibz2 stays within its cache, plus one block buffer per decoder thread
 (up to 46 MB for a block that is mostly runs, about 1 MB for text) and the decoders' work
-memory (about 8 MB each): with the defaults, at most ``cache + threads * 55 MB``.
+memory (about 8 MB each): at most ``cache + threads * 55 MB`` (:func:`memory_bound`). With the
+defaults, N Dask worker processes of T threads each (a ``LocalCluster``) use together at most
+``N * memory_bound(T, default_cache_bytes(T))``: ``N * (64 MiB + 55 MB)`` for one thread each.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ _GiB = 1 << 30
 CACHE_PER_THREAD = 64 * _MiB
 CACHE_MIN = 32 * _MiB
 CACHE_MAX = _GiB
+# Per decoder thread, besides the cache: a block buffer (at most 46 MB) and work memory (8 MB).
+THREAD_MEMORY = 55_000_000
 
 
 def _read(path: str) -> Optional[str]:
@@ -185,3 +189,9 @@ def default_cache_bytes(threads: int) -> int:
     if limits:
         cache = min(cache, min(limits) // 4)
     return max(CACHE_MIN, cache)
+
+
+def memory_bound(threads: int, cache_bytes: int) -> int:
+    """The most resident memory an engine of `threads` decoder threads and a cache of
+    `cache_bytes` adds to a process (see the module's docstring)."""
+    return cache_bytes + threads * THREAD_MEMORY
