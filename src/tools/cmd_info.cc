@@ -6,42 +6,11 @@
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 #include "tools/index_access.h"
+#include "tools/info_json.h"
 #include "tools/stream_input.h"
 
 namespace mibz2::tools {
 namespace {
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += static_cast<char>(ch);
-    } else if (ch < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-      out += buf;
-    } else {
-      out += static_cast<char>(ch);
-    }
-  }
-  return out + "\"";
-}
-
-// The kind of a damaged record, for --json.
-const char* damage_kind(const index::BlockRecord& r) {
-  if (r.truncated()) return "truncated";
-  if (r.undecodable() && r.stream_crc_mismatch()) return "empty_stream_crc_mismatch";
-  if (r.undecodable()) return "undecodable";
-  if (r.crc_mismatch()) return "crc_mismatch";
-  return "stream_crc_mismatch";
-}
-
-const char* index_state(const engine::IndexOrigin& origin) {
-  if (origin.validated) return origin.sidecar ? "sidecar, validated for this file" : "validated for this copy";
-  if (!origin.built) return "current";
-  return origin.saved ? "built now" : "built now, in memory only (not saved)";
-}
 
 void print_text(const std::string& path, const engine::IndexStatus& got) {
   const index::BlockIndex& idx = *got.index;
@@ -68,28 +37,7 @@ void print_text(const std::string& path, const engine::IndexStatus& got) {
 }
 
 void print_json(const std::string& path, const engine::IndexStatus& got) {
-  const index::BlockIndex& idx = *got.index;
-  std::printf("{\"file\":%s,\"compressed_size\":%llu,\"decompressed_size\":%llu,\"streams\":%llu,\"blocks\":%zu,",
-              json_string(path).c_str(), static_cast<unsigned long long>(idx.source.size),
-              static_cast<unsigned long long>(idx.decompressed_size), static_cast<unsigned long long>(idx.stream_count),
-              idx.blocks.size());
-  std::printf("\"damaged_blocks\":[");
-  bool first = true;
-  for (size_t i = 0; i < idx.blocks.size(); ++i) {
-    const index::BlockRecord& r = idx.blocks[i];
-    if (!r.damaged()) continue;
-    std::printf("%s{\"block\":%zu,\"start_bit\":%llu,\"end_bit\":%llu,\"offset\":%llu,\"size\":%llu,\"kind\":\"%s\"}",
-                first ? "" : ",", i, static_cast<unsigned long long>(r.start_bit()),
-                static_cast<unsigned long long>(r.end_bit()), static_cast<unsigned long long>(r.out_offset),
-                static_cast<unsigned long long>(idx.block_size(i)), damage_kind(r));
-    first = false;
-  }
-  std::printf("],\"offsets_shifted\":%s,\"stream_crc_mismatch\":%s,\"truncated_at_bit\":%llu,\"trailing_bytes\":%llu,",
-              (idx.flags & index::BlockIndex::kHasUndecodable) ? "true" : "false",
-              (idx.flags & index::BlockIndex::kStreamCrcMismatch) ? "true" : "false",
-              static_cast<unsigned long long>(idx.truncated_at_bit), static_cast<unsigned long long>(idx.trailing_bytes));
-  std::printf("\"index\":{\"path\":%s,\"state\":%s}}\n", json_string(got.origin.index_path).c_str(),
-              json_string(index_state(got.origin)).c_str());
+  std::printf("%s\n", info_json(path, got).c_str());
 }
 
 }  // namespace

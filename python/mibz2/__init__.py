@@ -1,0 +1,346 @@
+"""mibz2: bzip2 files read in place with random access, decoded in parallel.
+
+The engine of mibz2fs and the ``mibz2`` program, without a mount: each file gets a block index
+(built once in parallel, then stored and shared with ``mibz2`` and ``mibz2fs``), reads decode
+only the blocks they need on a pool of decoder threads, with a block cache and read-ahead for
+sequential readers, and release the GIL while they wait.
+
+    >>> import mibz2
+    >>> with mibz2.open("/srv/dumps/latest-all.json.bz2", "rt") as f:
+    ...     f.seek(0)
+    ...     line = f.readline()
+    >>> mibz2.info("/srv/dumps/latest-all.json.bz2")["decompressed_size"]
+
+The fsspec protocol ``mibz2://`` (mibz2._fsspec) shows a directory as the mount would
+(``X.bz2`` as ``X``), so that Dask and pandas read one dump in many partitions.
+
+Settings. ``threads`` (decoder threads) and ``cache_size`` (block cache, bytes or "512MiB")
+default to what this process may use (mibz2._defaults: CPU affinity, cgroup CPU quota and
+memory limit, a Dask worker's nthreads and memory_limit). Every open with the same settings in a
+process shares one engine (threads and cache). ``index_dir`` is where indexes are stored (default
+as mibz2's: $MIBZ2_INDEX_DIR, else ~/.cache/mibz2fs, root's /var/cache/mibz2fs).
+
+Errors. A file that is not bzip2 raises OSError(errno.EILSEQ, ...) when opened. Damage reads as
+through the mount: every byte of the sound blocks before it reads (``read(n)`` returns short at
+the damage, ``readline`` every whole line), then OSError(errno.EIO, "<file>: damaged at
+decompressed byte N (block ...): ..."); ``read()`` of the whole rest raises at once.
+"""
+
+from __future__ import annotations
+
+import atexit
+import errno
+import io
+import json
+import os
+import threading
+from typing import Any, Callable, Dict, Optional, Union
+
+from . import _core
+from ._defaults import default_cache_bytes, default_threads
+
+__all__ = ["open", "index", "info", "Mibz2RawFile", "Mibz2BufferedReader", "parse_size", "engine_settings", "__version__"]
+__version__ = _core.__version__
+
+Progress = Callable[[int, int], Any]
+PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1000, "kib": 1 << 10, "m": 1 << 20, "mb": 1000**2,
+          "mib": 1 << 20, "g": 1 << 30, "gb": 1000**3, "gib": 1 << 30, "t": 1 << 40, "tb": 1000**4,
+          "tib": 1 << 40}
+
+
+def parse_size(size: Union[int, str]) -> int:
+    """Bytes from an int or a string such as "512MiB", "1G", "64 MB" (K, M, G: powers of 1024)."""
+    if isinstance(size, int):
+        if size < 0:
+            raise ValueError(f"size must not be negative: {size}")
+        return size
+    text = str(size).strip().lower().replace(" ", "")
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = text[len(number):]
+    if unit not in _UNITS or not number:
+        raise ValueError(f"not a size: {size!r} (examples: 1048576, '512MiB', '2G')")
+    return int(float(number) * _UNITS[unit])
+
+
+_engines_lock = threading.Lock()
+_engines: Dict[tuple, Any] = {}
+_pid = os.getpid()
+# Objects of the engines of a parent process (after a fork): never freed (their threads are not
+# in this process: freeing them would wait for them forever).
+_inherited: list = []
+
+
+def _after_fork_in_child() -> None:
+    global _pid
+    _inherited.extend(_engines.values())
+    _engines.clear()
+    _pid = os.getpid()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def engine_settings(threads: Optional[int] = None, cache_size: Union[int, str, None] = None) -> tuple:
+    """The (threads, cache bytes) an open with these arguments gets: None means the default."""
+    t = default_threads() if threads is None else int(threads)
+    if t < 1:
+        raise ValueError(f"threads must be at least 1: {threads}")
+    c = default_cache_bytes(t) if cache_size is None else parse_size(cache_size)
+    if c < 1 << 20:
+        raise ValueError(f"cache_size must be at least 1 MiB: {cache_size}")
+    return t, c
+
+
+def _engine(threads, cache_size, index_dir):
+    t, c = engine_settings(threads, cache_size)
+    d = os.fsencode(os.path.abspath(os.fspath(index_dir))) if index_dir is not None else b""
+    key = (t, c, d)
+    with _engines_lock:
+        if os.getpid() != _pid:
+            _after_fork_in_child()
+        e = _engines.get(key)
+        if e is None:
+            e = _engines[key] = _core.Engine(t, c, d)
+        return e
+
+
+@atexit.register
+def _release() -> None:
+    with _engines_lock:
+        _engines.clear()
+    _core.release_sessions()
+
+
+def _names(path: PathLike) -> tuple:
+    p = os.fspath(path)
+    return os.fsencode(p), os.fsdecode(p)
+
+
+def _check_file(raw: bytes, shown: str) -> None:
+    # Only regular files have an index: a fifo or a device is refused before anything waits on it
+    # (mibz2 cat reads those; read them with bz2.open), a directory as open() refuses one.
+    import stat
+
+    st = os.stat(raw)
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "Is a directory", shown)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(errno.EINVAL, f"{shown}: not a regular file (only regular files are indexed; "
+                      "read streams with bz2.open or 'mibz2 cat')")
+
+
+class Mibz2RawFile(io.RawIOBase):
+    """The decompressed content of one .bz2 file as a seekable raw binary stream.
+
+    Reads go to the shared engine with the GIL released. ``pread(size, offset)`` reads at a
+    position without moving the stream's (several threads may use it at once). ``size`` is the
+    decompressed size. Made by :func:`mibz2.open`; use that.
+    """
+
+    def __init__(self, path: PathLike, *, threads=None, cache_size=None, index_dir=None,
+                 progress: Optional[Progress] = None):
+        super().__init__()
+        self._raw_path, self.name = _names(path)
+        self._settings = (threads, cache_size, index_dir)
+        self._pos = 0
+        self._file = None
+        self._open(progress)
+
+    def _open(self, progress=None):
+        _check_file(self._raw_path, self.name)
+        self._pid = os.getpid()
+        # Messages name the path as given (bytes: any name the filesystem holds).
+        self._file = _engine(*self._settings).open(self._raw_path, self._raw_path, progress)
+
+    def _f(self):
+        if self.closed:
+            raise ValueError("I/O operation on closed file")
+        if os.getpid() != self._pid:  # forked: the parent's engine has no threads here
+            _inherited.append(self._file)
+            self._open()
+        return self._file
+
+    @property
+    def size(self) -> int:
+        return self._f().size
+
+    @property
+    def mode(self) -> str:
+        return "rb"
+
+    def readable(self) -> bool:
+        self._f()
+        return True
+
+    def seekable(self) -> bool:
+        self._f()
+        return True
+
+    def readinto(self, buffer) -> int:
+        n = self._f().readinto(self._pos, buffer)
+        self._pos += n
+        return n
+
+    def readall(self) -> bytes:
+        f = self._f()
+        parts = []
+        while True:
+            # Up to the end in one call (the size is known); a short result means damage ahead
+            # (the next call raises it) or the end.
+            chunk = f.pread(self._pos, max(f.size - self._pos, 0) or 1)
+            if not chunk:
+                break
+            self._pos += len(chunk)
+            parts.append(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def pread(self, size: int, offset: int) -> bytes:
+        """Up to `size` bytes at decompressed `offset` (the stream's position is not used)."""
+        if offset < 0 or size < 0:
+            raise ValueError("negative size or offset")
+        return self._f().pread(offset, size)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        f = self._f()
+        if whence == io.SEEK_SET:
+            pos = offset
+        elif whence == io.SEEK_CUR:
+            pos = self._pos + offset
+        elif whence == io.SEEK_END:
+            pos = f.size + offset
+        else:
+            raise ValueError(f"invalid whence ({whence}, should be 0, 1 or 2)")
+        if pos < 0:
+            raise OSError(errno.EINVAL, f"negative seek position {pos}")
+        self._pos = pos
+        return pos
+
+    def tell(self) -> int:
+        self._f()
+        return self._pos
+
+    def close(self) -> None:
+        if not self.closed:
+            if self._file is not None and os.getpid() != self._pid:
+                _inherited.append(self._file)
+            self._file = None
+        super().close()
+
+    def __repr__(self) -> str:
+        return f"<mibz2.Mibz2RawFile name={self.name!r}{' closed' if self.closed else ''}>"
+
+
+class Mibz2BufferedReader(io.BufferedReader):
+    """io.BufferedReader that keeps the bytes before damage.
+
+    io.BufferedReader.read(n) drops what it has gathered when a later raw read fails, so n bytes
+    before a damaged block would be lost. Here read(n) and readinto(b) stop at the damage and
+    return the good bytes (a short read); the next read raises OSError(EIO), as os.read does on
+    the mount. read() with no size raises at once (it cannot return the rest of the file).
+    readline and iteration return every whole line before the damage, then raise.
+    """
+
+    def read(self, size: Optional[int] = -1) -> bytes:
+        if size is None or size < 0:
+            return super().read()
+        parts = []
+        got = 0
+        while got < size:
+            try:
+                chunk = self.read1(size - got)
+            except OSError:
+                if got:
+                    break  # the next read starts at the damage and raises
+                raise
+            if not chunk:
+                break
+            parts.append(chunk)
+            got += len(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def readinto(self, buffer) -> int:
+        view = memoryview(buffer).cast("B")
+        got = 0
+        while got < len(view):
+            try:
+                n = self.readinto1(view[got:])
+            except OSError:
+                if got:
+                    break
+                raise
+            if not n:
+                break
+            got += n
+        return got
+
+
+# Large enough that a sequential reader crosses into C++ rarely; small enough that a seek and a
+# readline read little more than the line.
+BUFFER_SIZE = 64 * 1024
+
+
+def open(path: PathLike, mode: str = "rb", *, threads: Optional[int] = None,
+         cache_size: Union[int, str, None] = None, index_dir: Optional[PathLike] = None,
+         encoding: Optional[str] = None, errors: Optional[str] = None, newline: Optional[str] = None,
+         progress: Optional[Progress] = None, buffer_size: int = BUFFER_SIZE):
+    """Opens the decompressed content of the bzip2 file at `path` for reading, like ``bz2.open``.
+
+    mode: "rb" (or "r"): an ``io.BufferedReader`` (:class:`Mibz2BufferedReader`) over a
+    :class:`Mibz2RawFile` (read, readinto, readline, iteration, seek/tell, ``with``); "rt": an ``io.TextIOWrapper`` over it, with
+    `encoding`, `errors` and `newline` as for :func:`open`.
+
+    The first open of a file without a current index builds it in parallel and stores it; later
+    opens, and ``mibz2``/``mibz2fs``, load it at once. ``progress(done, total)`` (compressed bytes,
+    total > 0) is called about five times a second while the build runs, with `done` never
+    decreasing, and always once more when the build this call waited for has finished, with
+    ``done == total ==`` the compressed size (so even a build shorter than the first tick reports
+    its end). Not called when a stored index is loaded. Ctrl-C, or an exception raised by
+    `progress`, stops the wait (the build goes on in the background).
+
+    threads, cache_size: the shared engine's decoder threads and block cache (bytes, or a string
+    like "256MiB"); None sizes them from what this process may use (see mibz2._defaults). Opens
+    with the same settings share one engine. index_dir: where indexes are stored (None: as
+    mibz2's default).
+
+    Raises OSError: the file cannot be opened (FileNotFoundError, ...), is not bzip2
+    (errno.EILSEQ), or, when read, is damaged (errno.EIO, after every byte before the damage).
+    """
+    if mode in ("r", "rb"):
+        text = False
+    elif mode == "rt":
+        text = True
+    else:
+        raise ValueError(f"invalid mode: {mode!r} (mibz2 files are read-only: 'rb' or 'rt')")
+    if not text and (encoding is not None or errors is not None or newline is not None):
+        raise ValueError("encoding, errors and newline are for text mode ('rt')")
+    raw = Mibz2RawFile(path, threads=threads, cache_size=cache_size, index_dir=index_dir, progress=progress)
+    buffered = Mibz2BufferedReader(raw, buffer_size=buffer_size)
+    if text:
+        return io.TextIOWrapper(buffered, encoding=encoding or "utf-8", errors=errors, newline=newline)
+    return buffered
+
+
+def index(path: PathLike, *, force: bool = False, threads: Optional[int] = None,
+          cache_size: Union[int, str, None] = None, index_dir: Optional[PathLike] = None,
+          progress: Optional[Progress] = None) -> Dict[str, Any]:
+    """Loads or builds (`force`: always builds) and stores the index of `path`, like ``mibz2
+    index``; returns :func:`info`'s dict. `progress` is called as by :func:`open` (last with
+    ``done == total`` when a build finished). Raises OSError as :func:`open` does."""
+    raw, shown = _names(path)
+    _check_file(raw, shown)
+    out = _engine(threads, cache_size, index_dir).index(raw, raw, force, progress)
+    return json.loads(out.decode("utf-8", "surrogateescape"))
+
+
+def info(path: PathLike, *, threads: Optional[int] = None, cache_size: Union[int, str, None] = None,
+         index_dir: Optional[PathLike] = None, progress: Optional[Progress] = None) -> Dict[str, Any]:
+    """What the index of `path` says, as ``mibz2 info --json`` prints it: file,
+    compressed_size, decompressed_size, streams, blocks, damaged_blocks (block, start_bit,
+    end_bit, offset, size, kind), offsets_shifted, stream_crc_mismatch, truncated_at_bit,
+    trailing_bytes, index (path, state: "current", "built now", ...). Indexes the file first if
+    needed."""
+    return index(path, force=False, threads=threads, cache_size=cache_size, index_dir=index_dir,
+                 progress=progress)

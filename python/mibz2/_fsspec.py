@@ -1,0 +1,276 @@
+"""The fsspec filesystem of protocol ``mibz2``: mibz2fs's view of a directory, without a mount.
+
+``mibz2:///srv/dumps/latest-all.json`` is the decompressed content of
+``/srv/dumps/latest-all.json.bz2``, with the mount's name rules (the same code: mibz2._core):
+``X.bz2`` is shown as ``X``, ``X.tbz2`` and ``X.tbz`` as ``X.tar``, when the file starts like
+bzip2 and no real file has that name (then it is shown under its own name, compressed, as is
+every other file). ``ls``, ``info`` (with the decompressed size), ``open`` (read-only),
+``cat_file`` with ranges, ``glob``, ``find`` and ``walk`` work as on the local filesystem; a
+decompressed file is read through :func:`mibz2.open`, so that Dask and pandas split one dump into
+partitions that each decode only the blocks of their range.
+
+``info`` and ``ls`` of a compressed file need its index (to know its size): a file not yet
+indexed is indexed then, as ``ls -l`` on the mount does. ``glob`` and ``find`` without details
+do not index anything.
+
+Storage options: ``threads``, ``cache_size`` and ``index_dir``, as for :func:`mibz2.open`.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import threading
+from typing import Any, Dict, List, Optional
+
+from fsspec.spec import AbstractFileSystem
+from fsspec.utils import stringify_path
+
+import mibz2
+from . import _core
+
+
+def _bzip2_head(path: bytes) -> bool:
+    # As the mount looks: never blocking (a fifo), never a controlling terminal; a regular file.
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and _core.starts_like_bzip2(fd)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+class _Listing:
+    """One source directory as the mount shows it, kept while the directory's mtime holds."""
+
+    def __init__(self, directory: str):
+        st = os.stat(directory)
+        self.stamp = (st.st_ino, st.st_mtime_ns)
+        raw_dir = os.fsencode(directory)
+        entries = []
+        with os.scandir(raw_dir) as it:
+            for e in it:
+                try:
+                    if e.is_symlink():
+                        kind = "link"
+                    elif e.is_dir(follow_symlinks=False):
+                        kind = "dir"
+                    elif e.is_file(follow_symlinks=False):
+                        kind = "file"
+                    else:
+                        kind = "other"
+                except OSError:
+                    kind = "other"
+                bzip2 = (kind in ("file", "link") and _core.decompressed_name(e.name) is not None
+                         and _bzip2_head(e.path))
+                entries.append((e.name, kind, bzip2))
+        # name shown -> (source name, kind, decompressed)
+        self.shown: Dict[str, tuple] = {}
+        for shown, source, kind, decompressed in _core.map_directory(entries):
+            self.shown[os.fsdecode(shown)] = (os.fsdecode(source), kind, decompressed)
+
+
+class Mibz2FileSystem(AbstractFileSystem):
+    """The decompressed view of a local directory tree (see the module's docstring)."""
+
+    protocol = "mibz2"
+    root_marker = "/"
+
+    def __init__(self, threads: Optional[int] = None, cache_size=None, index_dir=None, **kwargs):
+        super().__init__(threads=threads, cache_size=cache_size, index_dir=index_dir, **kwargs)
+        self._settings = dict(threads=threads, cache_size=cache_size, index_dir=index_dir)
+        self._lock = threading.Lock()
+        self._listings: Dict[str, _Listing] = {}
+
+    # ---- paths ----
+
+    @classmethod
+    def _strip_protocol(cls, path):
+        path = stringify_path(path)
+        if isinstance(path, list):
+            return [cls._strip_protocol(p) for p in path]
+        for prefix in ("mibz2://", "mibz2:"):
+            if path.startswith(prefix):
+                path = path[len(prefix):]
+                break
+        path = os.path.abspath(path) if path else "/"
+        return path.rstrip("/") or cls.root_marker
+
+    def unstrip_protocol(self, name: str) -> str:
+        return "mibz2://" + self._strip_protocol(name)
+
+    def _listing(self, directory: str) -> _Listing:
+        with self._lock:
+            cached = self._listings.get(directory)
+        if cached is not None:
+            try:
+                st = os.stat(directory)
+                if (st.st_ino, st.st_mtime_ns) == cached.stamp:
+                    return cached
+            except OSError:
+                pass
+        listing = _Listing(directory)
+        with self._lock:
+            if len(self._listings) > 1024:
+                self._listings.clear()
+            self._listings[directory] = listing
+        return listing
+
+    def _resolve(self, path: str) -> tuple:
+        """(source path, kind, decompressed) for a shown path; FileNotFoundError if none."""
+        path = self._strip_protocol(path)
+        if path == "/":
+            return "/", "dir", False
+        parent, name = os.path.split(path)
+        try:
+            listing = self._listing(parent)
+        except NotADirectoryError:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", path) from None
+        entry = listing.shown.get(name)
+        if entry is None:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", path)
+        source, kind, decompressed = entry
+        source_path = os.path.join(parent, source)
+        if kind == "link":  # shown as what it leads to
+            try:
+                st = os.stat(source_path)
+            except OSError:
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory (a broken link)", path) from None
+            kind = "dir" if stat.S_ISDIR(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"
+        return source_path, kind, decompressed
+
+    # ---- what is there ----
+
+    def _entry(self, shown_path: str, source: str, kind: str, decompressed: bool, sizes: bool = True) -> Dict[str, Any]:
+        if kind == "dir":
+            return {"name": shown_path, "size": 0, "type": "directory", "source": source}
+        st = os.stat(source)
+        entry = {"name": shown_path, "type": "file" if kind == "file" else "other", "source": source,
+                 "mtime": st.st_mtime, "compressed": decompressed, "compressed_size": st.st_size}
+        if not decompressed:
+            entry["size"] = st.st_size
+        elif sizes:
+            entry["size"] = mibz2.info(source, **self._settings)["decompressed_size"]
+        else:
+            entry["size"] = None
+        return entry
+
+    def info(self, path, **kwargs):
+        path = self._strip_protocol(path)
+        source, kind, decompressed = self._resolve(path)
+        return self._entry(path, source, kind, decompressed, kwargs.get("_sizes", True))
+
+    def ls(self, path, detail=True, **kwargs):
+        path = self._strip_protocol(path)
+        sizes = kwargs.get("_sizes", True)
+        source, kind, decompressed = self._resolve(path)
+        if kind != "dir":
+            entry = self._entry(path, source, kind, decompressed, sizes and detail)
+            return [entry] if detail else [path]
+        listing = self._listing(source)
+        out: List[Any] = []
+        for name, (src, k, dec) in sorted(listing.shown.items()):
+            shown_path = path.rstrip("/") + "/" + name
+            if not detail:
+                out.append(shown_path)
+                continue
+            src_path = os.path.join(source, src)
+            if k == "link":
+                try:
+                    st = os.stat(src_path)
+                except OSError:
+                    continue  # a broken link: nothing to show
+                k = "dir" if stat.S_ISDIR(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"
+            try:
+                out.append(self._entry(shown_path, src_path, k, dec, sizes))
+            except FileNotFoundError:
+                continue  # gone meanwhile
+        return out
+
+    def glob(self, path, **kwargs):
+        # Names only: no file is indexed just to be matched.
+        if not kwargs.get("detail"):
+            kwargs["_sizes"] = False
+        return super().glob(path, **kwargs)
+
+    def find(self, path, maxdepth=None, withdirs=False, detail=False, **kwargs):
+        if not detail:
+            kwargs["_sizes"] = False
+        return super().find(path, maxdepth=maxdepth, withdirs=withdirs, detail=detail, **kwargs)
+
+    def exists(self, path, **kwargs):
+        try:
+            self._resolve(path)
+            return True
+        except OSError:
+            return False
+
+    def isdir(self, path):
+        try:
+            return self._resolve(path)[1] == "dir"
+        except OSError:
+            return False
+
+    def isfile(self, path):
+        try:
+            return self._resolve(path)[1] == "file"
+        except OSError:
+            return False
+
+    def size(self, path):
+        return self.info(path)["size"]
+
+    def modified(self, path):
+        import datetime
+
+        return datetime.datetime.fromtimestamp(self.info(path)["mtime"], tz=datetime.timezone.utc)
+
+    def ukey(self, path):
+        info = self.info(path)
+        return f"{info['source']}:{info.get('mtime')}:{info['size']}"
+
+    # ---- reading ----
+
+    def _open(self, path, mode="rb", block_size=None, autocommit=True, cache_options=None, **kwargs):
+        if mode != "rb":
+            raise ValueError(f"mibz2:// is read-only: mode {mode!r}")
+        source, kind, decompressed = self._resolve(path)
+        if kind == "dir":
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+        if decompressed:
+            return mibz2.open(source, "rb", **self._settings)
+        return open(source, "rb")
+
+    def cat_file(self, path, start=None, end=None, **kwargs):
+        source, kind, decompressed = self._resolve(path)
+        if kind == "dir":
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+        with self._open(path, "rb") as f:
+            size = f.raw.size if decompressed else os.fstat(f.fileno()).st_size
+            begin = 0 if start is None else (max(size + start, 0) if start < 0 else start)
+            stop = size if end is None else (max(size + end, 0) if end < 0 else min(end, size))
+            if stop <= begin:
+                return b""
+            if not decompressed:
+                f.seek(begin)
+                return f.read(stop - begin)
+            parts = []
+            pos = begin
+            while pos < stop:
+                chunk = f.raw.pread(stop - pos, pos)
+                if not chunk:
+                    break
+                parts.append(chunk)
+                pos += len(chunk)
+            return b"".join(parts)
+
+    # read-only
+    def _refuse(self, *args, **kwargs):
+        raise PermissionError(errno.EROFS, "mibz2:// is read-only")
+
+    mkdir = makedirs = rm_file = _rm = rm = mv = cp_file = put_file = touch = _refuse
