@@ -83,10 +83,9 @@ std::string summary(const index::BuildResult& r) {
 void check_index(std::span<const uint8_t> data, BlockIndex idx) {
   idx.source = {data.size(), 1, 2, 3};
   const std::vector<uint8_t> bytes = index::serialize(idx);
-  BlockIndex parsed;
-  std::string reason;
-  FUZZ_CHECK(index::parse(bytes, &parsed, &reason), "the parser rejects a built index: " + reason);
-  FUZZ_CHECK(index::serialize(parsed) == bytes, "serialize(parse(serialize(index))) differs");
+  const base::Result<BlockIndex> parsed = index::parse(bytes);
+  FUZZ_CHECK(parsed.ok(), "the parser rejects a built index: " + parsed.status().message());
+  FUZZ_CHECK(index::serialize(*parsed) == bytes, "serialize(parse(serialize(index))) differs");
   FUZZ_CHECK(idx.stream_count >= 1, "a usable index without a stream");
   FUZZ_CHECK(idx.trailing_bytes <= data.size(), "more trailing bytes than the file has");
   bool undecodable = false, stream_crc = false;

@@ -176,9 +176,9 @@ TEST_F(FsMountTest, TwoMountsSharingAnIndexDirBuildingAtOnceEndWithOneValidIndex
   const std::vector<stdfs::path> indexes = files_with(idx_, ".idx");
   ASSERT_EQ(indexes.size(), 1u);
   EXPECT_TRUE(files_with(idx_, ".tmp.").empty()) << "a temporary file was left behind";
-  index::BlockIndex parsed;
-  std::string why;
-  ASSERT_TRUE(index::parse(as_span(read_file(indexes[0])), &parsed, &why)) << why;
+  const base::Result<index::BlockIndex> read_back = index::parse(as_span(read_file(indexes[0])));
+  ASSERT_TRUE(read_back.ok()) << read_back.status();
+  const index::BlockIndex& parsed = *read_back;
   const index::BuildResult fresh = build_guarded(file, 2);
   ASSERT_TRUE(fresh.ok);
   index::BlockIndex expected = fresh.index;

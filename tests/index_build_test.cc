@@ -181,11 +181,10 @@ TEST(IndexCorpus, SerializeParseRoundTrip) {
     r.index.source = {v.file.size(), 1234567890123456789ull, 4242, 0xF00DF00DF00DF00Dull};
     const std::vector<uint8_t> bytes = index::serialize(r.index);
     ASSERT_EQ(bytes.size(), index::kHeaderSize + 32 * r.index.blocks.size());
-    index::BlockIndex back;
-    std::string why;
-    ASSERT_TRUE(index::parse(bytes, &back, &why)) << why;
-    EXPECT_TRUE(same_index(back, r.index));
-    EXPECT_EQ(index::serialize(back), bytes);
+    const base::Result<index::BlockIndex> back = index::parse(bytes);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_TRUE(same_index(*back, r.index));
+    EXPECT_EQ(index::serialize(*back), bytes);
   }
 }
 

@@ -474,9 +474,8 @@ void check_random_flip(uint64_t bit, const index::BuildResult& r) {
   flip_bit(bad, bit);
   BlockIndex idx = r.index;
   idx.source.size = bad.size();
-  BlockIndex parsed;
-  std::string why;
-  ASSERT_TRUE(index::parse(index::serialize(idx), &parsed, &why)) << "malformed index: " << why;
+  const base::Result<BlockIndex> parsed = index::parse(index::serialize(idx));
+  ASSERT_TRUE(parsed.ok()) << "malformed index: " << parsed.status();
   uint64_t sum = 0;
   for (size_t i = 0; i < idx.blocks.size(); ++i) sum += idx.block_size(i);
   EXPECT_EQ(sum, idx.decompressed_size);
@@ -590,9 +589,8 @@ TEST(IndexDamage, AStretchShorterThanABlockMagicGivesAValidIndex) {
     idx.source.size = data.size();
     const std::vector<uint8_t> bytes = index::serialize(idx);
     EXPECT_LE(bytes.size(), index::max_index_file_size(data.size()));
-    BlockIndex parsed;
-    std::string why;
-    EXPECT_TRUE(index::parse(bytes, &parsed, &why)) << "malformed index: " << why;
+    const base::Result<BlockIndex> parsed = index::parse(bytes);
+    EXPECT_TRUE(parsed.ok()) << "malformed index: " << parsed.status();
   }
   EXPECT_GT(stretches, 0u) << "no input gave a stretch shorter than 48 bits: the test tests nothing";
 }
@@ -617,9 +615,8 @@ TEST(IndexDamage, ABlockRightAfterAnEmptyStreamsRecordGivesAValidIndex) {
     EXPECT_FALSE(r.index.blocks[1].damaged());
     BlockIndex idx = r.index;
     idx.source.size = data.size();
-    BlockIndex parsed;
-    std::string why;
-    EXPECT_TRUE(index::parse(index::serialize(idx), &parsed, &why)) << "malformed index: " << why;
+    const base::Result<BlockIndex> parsed = index::parse(index::serialize(idx));
+    EXPECT_TRUE(parsed.ok()) << "malformed index: " << parsed.status();
   }
 }
 
@@ -750,10 +747,9 @@ TEST(IndexDamage, ADamagedStretchLongerThan512MiBKeepsItsLength) {
   ASSERT_EQ(big_idx.blocks.size(), small_idx.blocks.size());
   EXPECT_EQ(big_idx.blocks[2].start_bit(), small_idx.blocks[2].start_bit() + (big_gap - small_gap) * 8);
   big_idx.source.size = head.size() + big_gap + tail.size();
-  BlockIndex parsed;
-  std::string reason;
-  ASSERT_TRUE(index::parse(index::serialize(big_idx), &parsed, &reason)) << reason;
-  EXPECT_EQ(parsed.blocks[1].bit_length, big);
+  const base::Result<BlockIndex> parsed = index::parse(index::serialize(big_idx));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->blocks[1].bit_length, big);
 }
 
 }  // namespace
