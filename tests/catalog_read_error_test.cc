@@ -48,34 +48,21 @@ struct FaultyAccess final : engine::SourceAccess {
   }
 };
 
-engine::EngineOptions two_threads() {
-  engine::EngineOptions o;
-  o.threads = 2;
-  o.cache_bytes = uint64_t{64} << 20;
-  return o;
-}
+// The access first, so that it outlives the catalog that reads through it.
+struct WithFaultyAccess {
+  FaultyAccess access;
+};
 
 // A file of about 20 blocks with the fault on one byte in its middle (away from the first and last
 // 64 KiB, which the fingerprint reads), and a catalog that reads it through FaultyAccess.
-struct Rig {
-  TempDir dir;
-  FaultyAccess access;
-  index::IndexStore store{(dir.path() / "idx").string()};
-  engine::Engine engine{two_threads()};
-  Catalog catalog{engine, store, &access};
+struct Rig : WithFaultyAccess, CatalogRig {
   Bytes plain = text_bytes(scaled(2'000'000, 1'000'000), 81);
   Bytes file = libbz2_compress(plain, 1);
   fs::path path = dir.write("f.bz2", file);
 
-  Rig() {
+  Rig() : CatalogRig(2, &access) {
     access.from = file.size() / 2;
     access.to = file.size() / 2 + 1;
-  }
-  size_t stored() const {
-    size_t n = 0;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(store.dir(), ec)) n += e.path().extension() == ".idx";
-    return n;
   }
 };
 
@@ -191,8 +178,8 @@ TEST(CatalogReadError, AValidationThatMeetsOneNeitherUsesNorRejectsTheIndex) {
   restore_mtime(r.path.string(), later);
 
   // Another mount: a fresh catalog on the same index directory, the fault on.
-  engine::Engine engine(two_threads());
-  Catalog catalog(engine, r.store, &r.access);
+  CatalogOn on(r.store, 2, &r.access);
+  Catalog& catalog = on.catalog;
   const engine::FileRef g = catalog.add(r.path.string());
   r.access.fault = true;
   EXPECT_FALSE(catalog.wait(g));
