@@ -148,14 +148,13 @@ TEST(CatalogFairnessConcurrent, BuildsParkedAndResumedAtEveryJobEndWithExactInde
 TEST(CatalogFairnessConcurrent, AParkedBuildWhoseSourceChangedIsBuiltAgainFromTheNewFile) {
   // Once armed, rewrites the big file just before the catalog next opens it: to resume its build
   // (prepare() opened it to look for a stored index and to start the build before it returned).
-  struct RewritingAccess final : engine::SourceAccess {
-    engine::PlainSourceAccess plain;
+  struct RewritingAccess final : PlainAccess {
     std::string big;
     Bytes replacement;
     mutable std::mutex mu;
     bool armed = false;  // guarded by mu
     mutable bool rewritten = false;
-    int open(const engine::CatalogFile& file, struct stat* st) const override {
+    base::Result<io::UniqueFd> open(const engine::CatalogFile& file, struct stat* st) const override {
       if (file.path() == big) {
         std::lock_guard lk(mu);
         if (armed && !rewritten) {
@@ -163,11 +162,7 @@ TEST(CatalogFairnessConcurrent, AParkedBuildWhoseSourceChangedIsBuiltAgainFromTh
           rewritten = true;
         }
       }
-      return plain.open(file, st);
-    }
-    int stat(const engine::CatalogFile& file, struct stat* st) const override { return plain.stat(file, st); }
-    int open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const override {
-      return plain.open_sidecar(file, dir_st);
+      return PlainAccess::open(file, st);
     }
   } access;
   Rig s(1, &access);

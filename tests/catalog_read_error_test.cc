@@ -28,20 +28,15 @@ using Need = engine::Catalog::Need;
 
 // Opens the paths as given; their bytes fail with EIO wherever a read overlaps [from, to) while
 // `fault` is set. Counts the opens (each attempt at a file opens it).
-struct FaultyAccess final : engine::SourceAccess {
-  engine::PlainSourceAccess plain;
+struct FaultyAccess final : PlainAccess {
   std::atomic<bool> fault{false};
   std::atomic<uint64_t> from{0}, to{0};
   int error = EIO;  // the errno the reads fail with
   mutable std::atomic<int> opens{0};
 
-  int open(const engine::CatalogFile& file, struct stat* st) const override {
+  base::Result<io::UniqueFd> open(const engine::CatalogFile& file, struct stat* st) const override {
     ++opens;
-    return plain.open(file, st);
-  }
-  int stat(const engine::CatalogFile& file, struct stat* st) const override { return plain.stat(file, st); }
-  int open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const override {
-    return plain.open_sidecar(file, dir_st);
+    return PlainAccess::open(file, st);
   }
   std::unique_ptr<index::SourceBytes> bytes(int fd, uint64_t size) const override {
     return std::make_unique<FaultyBytes>(std::make_unique<index::FdBytes>(fd, size), from, to, &fault, error);

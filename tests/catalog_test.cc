@@ -298,24 +298,19 @@ TEST(CatalogConcurrent, ManyThreadsWaitForOneBuild) {
 // of them has found no Reader and makes its own.
 TEST(CatalogConcurrent, OpensRacingForAFileShareOneReader) {
   constexpr int kThreads = 8;
-  struct GatedAccess final : engine::SourceAccess {
-    engine::PlainSourceAccess plain;
+  struct GatedAccess final : PlainAccess {
     mutable std::mutex mu;
     mutable std::condition_variable cv;
     mutable int arrived = 0;
     bool gated = false;
-    int open(const engine::CatalogFile& file, struct stat* st) const override {
+    base::Result<io::UniqueFd> open(const engine::CatalogFile& file, struct stat* st) const override {
       if (gated) {
         std::unique_lock lk(mu);
         ++arrived;
         cv.notify_all();
         cv.wait_for(lk, std::chrono::seconds(10), [&] { return arrived >= kThreads; });
       }
-      return plain.open(file, st);
-    }
-    int stat(const engine::CatalogFile& file, struct stat* st) const override { return plain.stat(file, st); }
-    int open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const override {
-      return plain.open_sidecar(file, dir_st);
+      return PlainAccess::open(file, st);
     }
   } access;
   CatalogRig s(2, &access);

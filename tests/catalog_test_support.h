@@ -29,6 +29,20 @@ void settle_guarded(engine::Catalog& catalog, const engine::FileRef& file);
 // Catalog::open's Reader for `file`; null, with a test failure that says why, when there is none.
 std::shared_ptr<engine::Reader> reader_of(engine::Catalog& catalog, const engine::FileRef& file);
 
+// The plain access (paths as given), for tests to derive from and change one thing of: where a
+// file's source is opened (override open, and call PlainAccess::open for the opening itself), or
+// how its bytes read (bytes).
+struct PlainAccess : engine::SourceAccess {
+  engine::PlainSourceAccess plain;
+  base::Result<io::UniqueFd> open(const engine::CatalogFile& file, struct stat* st) const override {
+    return plain.open(file, st);
+  }
+  base::Status stat(const engine::CatalogFile& file, struct stat* st) const override { return plain.stat(file, st); }
+  base::Result<io::UniqueFd> open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const override {
+    return plain.open_sidecar(file, dir_st);
+  }
+};
+
 // An engine of `threads` decoders and a catalog on `store` (and `access`, if given: both must
 // outlive it), as a mount or a mibz2 command has them. Over a rig's store it is the next mount.
 struct CatalogOn {
