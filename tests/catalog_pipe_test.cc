@@ -98,9 +98,9 @@ TEST(CatalogPipeConcurrent, APipeGivesTheFilesBlocksAndIndex) {
       for (const size_t piece : kSanitized ? std::vector<size_t>{4093} : std::vector<size_t>{4093, 1 << 20}) {
         SCOPED_TRACE(std::to_string(threads) + " threads, writes of " + std::to_string(piece));
         const Piped p = through_pipe(v.file, threads, piece);
-        ASSERT_EQ(p.result.ok, want.ok) << p.result.error << " / " << want.error;
-        if (!want.ok) {
-          EXPECT_EQ(p.result.error, want.error);
+        ASSERT_EQ(p.result.ok(), want.ok()) << p.result.error << " / " << want.error;
+        if (!want.ok()) {
+          EXPECT_EQ(p.result.error.message(), want.error.message()); EXPECT_EQ(p.result.error.code(), want.error.code());
           continue;
         }
         const index::BlockIndex& got = p.result.index;
@@ -142,7 +142,7 @@ TEST(CatalogPipeConcurrent, DecodersWorkAheadOfASlowConsumerAsForAFile) {
     // a regression: it ends a wait that would otherwise never end.)
     read_through_while_held = eventually([&] { return all_written.load(); }, std::chrono::seconds(kSanitized ? 120 : 30));
   });
-  EXPECT_TRUE(p.result.ok) << p.result.error;
+  EXPECT_TRUE(p.result.ok()) << p.result.error;
   EXPECT_TRUE(read_through_while_held) << "the decoders stopped while the consumer held block 0";
   EXPECT_TRUE(same_bytes(p.bytes, plain));
 }

@@ -91,7 +91,7 @@ TEST_F(FsMountTest, IndexOfAnotherFileWithTheSameIdentityNeverServesWrongBytes) 
   const StreamedFile a = streamed_file(24, 60000, 1402);
   const Bytes fa = a.file();
   const index::BuildResult built = build_guarded(fa, 1);
-  ASSERT_TRUE(built.ok);
+  ASSERT_TRUE(built.ok());
   ASSERT_EQ(built.index.blocks.size(), a.streams.size());
   const std::vector<size_t> sample = index::sample_blocks(built.index);
   size_t differ = SIZE_MAX;
@@ -180,7 +180,7 @@ TEST_F(FsMountTest, TwoMountsSharingAnIndexDirBuildingAtOnceEndWithOneValidIndex
   ASSERT_TRUE(read_back.ok()) << read_back.status();
   const index::BlockIndex& parsed = *read_back;
   const index::BuildResult fresh = build_guarded(file, 2);
-  ASSERT_TRUE(fresh.ok);
+  ASSERT_TRUE(fresh.ok());
   index::BlockIndex expected = fresh.index;
   expected.source = parsed.source;
   EXPECT_TRUE(same_index(parsed, expected));

@@ -213,8 +213,8 @@ Outcome cat_stream(IndexAccess& access, int fd, const char* name) {
     std::fprintf(stderr, "mibz2 cat: %s: %s\n", name, damage.c_str());
     return stopped(kExitDataError);
   }
-  if (!r.ok) {
-    std::fprintf(stderr, "mibz2 cat: %s: %s\n", name, r.error.c_str());
+  if (!r.ok()) {
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", name, r.error.message().c_str());
     return stopped(kExitDataError);
   }
   for (const std::string& n : r.notes) std::fprintf(stderr, "mibz2 cat: %s: %s\n", name, n.c_str());

@@ -47,8 +47,8 @@ int verify_stream(IndexAccess& access, const std::string& path, int fd) {
     std::fprintf(stderr, "mibz2 verify: %s: reading: %s\n", name.c_str(), std::strerror(pass.read_error));
     return kExitEnvironment;
   }
-  if (!r.ok) {
-    std::fprintf(stderr, "mibz2 verify: %s: %s\n", name.c_str(), r.error.c_str());
+  if (!r.ok()) {
+    std::fprintf(stderr, "mibz2 verify: %s: %s\n", name.c_str(), r.error.message().c_str());
     return kExitDataError;
   }
   for (const std::string& n : r.notes) std::fprintf(stderr, "mibz2 verify: %s: %s\n", name.c_str(), n.c_str());
