@@ -517,28 +517,26 @@ TEST(BlockResolver, TrailingGarbageOfASourceReadOnceIsNotMeasured) {
   EXPECT_EQ(res.notes[0], "trailing garbage after the last stream ignored, from byte " + std::to_string(end));
 }
 
-TEST(BlockResolver, NotBzip2) {
-  const BuildResult res = resolve_all(marks(), 13, {StreamStart::kNotBzip2, 0});
-  EXPECT_FALSE(res.ok());
-  EXPECT_EQ(res.error.message(), "not a bzip2 file (no \"BZh1\"..\"BZh9\" header)");
-  EXPECT_EQ(res.error.code(), EILSEQ);  // not usable as bzip2: bad input
-  EXPECT_TRUE(res.index.blocks.empty());
-  EXPECT_EQ(res.index.stream_count, 0u);
-}
-
-TEST(BlockResolver, EmptyFile) {
-  const BuildResult res = resolve_all(marks(), 0, {StreamStart::kEnd, 0});
-  EXPECT_FALSE(res.ok());
-  EXPECT_EQ(res.error.message(), "empty file (no bzip2 stream header)");
-  EXPECT_EQ(res.error.code(), EILSEQ);  // not usable as bzip2: bad input
-}
-
-TEST(BlockResolver, FileCutInsideTheFirstHeader) {
-  const BuildResult res = resolve_all(marks(), 3, {StreamStart::kTruncated, 0});
-  EXPECT_FALSE(res.ok());
-  EXPECT_EQ(res.error.message(), "file ends inside the bzip2 stream header");
-  EXPECT_EQ(res.error.code(), EILSEQ);  // not usable as bzip2: bad input
-  EXPECT_TRUE(res.index.blocks.empty());
+// A file whose start is no usable bzip2: no index, bad input (EILSEQ), and the words that say why.
+TEST(BlockResolver, AStartThatIsNotBzip2IsBadInput) {
+  const struct {
+    uint64_t size;
+    StreamStart start;
+    const char* why;
+  } cases[] = {
+      {13, StreamStart::kNotBzip2, "not a bzip2 file (no \"BZh1\"..\"BZh9\" header)"},
+      {0, StreamStart::kEnd, "empty file (no bzip2 stream header)"},
+      {3, StreamStart::kTruncated, "file ends inside the bzip2 stream header"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.why);
+    const BuildResult res = resolve_all(marks(), c.size, {c.start, 0});
+    EXPECT_FALSE(res.ok());
+    EXPECT_EQ(res.error.message(), c.why);
+    EXPECT_EQ(res.error.code(), EILSEQ);
+    EXPECT_TRUE(res.index.blocks.empty());
+    EXPECT_EQ(res.index.stream_count, 0u);
+  }
 }
 
 // ---- the sink, and an end from outside ----------------------------------------------------------
