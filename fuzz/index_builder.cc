@@ -73,7 +73,7 @@ index::BuildResult build(std::span<const uint8_t> data, Sink* sink) {
 }
 
 std::string summary(const index::BuildResult& r) {
-  if (!r.ok) return "refused (" + r.error + ")";
+  if (!r.ok()) return "refused (" + r.error.message() + ")";
   const BlockIndex& i = r.index;
   return std::to_string(i.blocks.size()) + " blocks, " + std::to_string(i.decompressed_size) + " bytes, " +
          std::to_string(i.damaged_blocks) + " damaged, flags " + std::to_string(i.flags) + ", truncated at bit " +
@@ -83,10 +83,9 @@ std::string summary(const index::BuildResult& r) {
 void check_index(std::span<const uint8_t> data, BlockIndex idx) {
   idx.source = {data.size(), 1, 2, 3};
   const std::vector<uint8_t> bytes = index::serialize(idx);
-  BlockIndex parsed;
-  std::string reason;
-  FUZZ_CHECK(index::parse(bytes, &parsed, &reason), "the parser rejects a built index: " + reason);
-  FUZZ_CHECK(index::serialize(parsed) == bytes, "serialize(parse(serialize(index))) differs");
+  const base::Result<BlockIndex> parsed = index::parse(bytes);
+  FUZZ_CHECK(parsed.ok(), "the parser rejects a built index: " + parsed.status().message());
+  FUZZ_CHECK(index::serialize(*parsed) == bytes, "serialize(parse(serialize(index))) differs");
   FUZZ_CHECK(idx.stream_count >= 1, "a usable index without a stream");
   FUZZ_CHECK(idx.trailing_bytes <= data.size(), "more trailing bytes than the file has");
   bool undecodable = false, stream_crc = false;
@@ -111,10 +110,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t size) {
   Sink sink;
   const index::BuildResult with_sink = build(data, &sink);
   const index::BuildResult plain = build(data, nullptr);
-  FUZZ_CHECK(with_sink.ok == plain.ok && with_sink.error == plain.error && with_sink.notes == plain.notes,
+  FUZZ_CHECK(with_sink.ok() == plain.ok() && with_sink.error.message() == plain.error.message() && with_sink.error.code() == plain.error.code() && with_sink.notes == plain.notes,
              "with a sink: " + summary(with_sink) + "; without: " + summary(plain));
   FUZZ_CHECK(index::serialize(with_sink.index) == index::serialize(plain.index), "a sink changes the index");
-  FUZZ_CHECK(with_sink.ok || !with_sink.error.empty(), "refused without a reason");
+  FUZZ_CHECK(with_sink.ok() || !with_sink.error.message().empty(), "refused without a reason");
 
   const BlockIndex& idx = with_sink.index;
   FUZZ_CHECK(sink.finished == 1, "on_finished called " + std::to_string(sink.finished) + " times");
@@ -134,7 +133,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t size) {
                                                                    std::to_string(sink.bytes[i].size()) + " bytes, not " +
                                                                    std::to_string(idx.block_size(i)));
   }
-  if (with_sink.ok) check_index(data, idx);
+  if (with_sink.ok()) check_index(data, idx);
 
   const test::LibResult lib = test::libbz2_decompress(data);
   const std::string both = "libbz2 " + (lib.ok ? std::string("accepts") : "rejects (" + std::to_string(lib.error) + ")") +
@@ -144,10 +143,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t size) {
   for (size_t i = 0; i < idx.blocks.size() && !idx.blocks[i].damaged(); ++i)
     served.insert(served.end(), sink.bytes[i].begin(), sink.bytes[i].end());
   if (lib.ok) {
-    FUZZ_CHECK(with_sink.ok && idx.damaged_blocks == 0 && idx.flags == 0 && idx.truncated_at_bit == 0, both);
+    FUZZ_CHECK(with_sink.ok() && idx.damaged_blocks == 0 && idx.flags == 0 && idx.truncated_at_bit == 0, both);
     FUZZ_CHECK(idx.decompressed_size == lib.out.size() && served == lib.out, "other bytes than libbz2's: " + both);
   } else {
-    FUZZ_CHECK(!with_sink.ok || idx.damaged_blocks > 0, both);
+    FUZZ_CHECK(!with_sink.ok() || idx.damaged_blocks > 0, both);
     FUZZ_CHECK(served.size() <= lib.out.size() && std::equal(served.begin(), served.end(), lib.out.begin()),
                "bytes before the first damage are not libbz2's: " + both);
   }

@@ -151,15 +151,12 @@ void check_load(std::span<const uint8_t> bytes, bool parsed, const index::BlockI
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t size) {
   static fuzz::GuardedBuffer guarded;
   const std::span<const uint8_t> raw = guarded.place({input, size});
-  index::BlockIndex idx;
-  std::string reason;
-  if (index::parse(raw, &idx, &reason)) check_index(idx, raw);
+  if (const base::Result<index::BlockIndex> idx = index::parse(raw); idx.ok()) check_index(*idx, raw);
 
   if (size < index::kHeaderSize) return 0;
   const std::vector<uint8_t> fixed = with_checksum(raw);
-  index::BlockIndex fixed_idx;
-  const bool parsed = index::parse(fixed, &fixed_idx, &reason);
-  if (parsed) check_index(fixed_idx, fixed);
-  check_load(fixed, parsed, fixed_idx);
+  const base::Result<index::BlockIndex> fixed_idx = index::parse(fixed);
+  if (fixed_idx.ok()) check_index(*fixed_idx, fixed);
+  check_load(fixed, fixed_idx.ok(), fixed_idx.ok() ? *fixed_idx : index::BlockIndex());
   return 0;
 }

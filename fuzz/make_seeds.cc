@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
     index::IndexBuilder builder(source, 4);
     test::drive_builder(builder);
     index::BuildResult r = builder.take_result();
-    if (!r.ok) continue;
+    if (!r.ok()) continue;
     r.index.source = {f.bytes.size(), 1700000000123456789ull, 1234, index::xxh3(f.bytes.data(), f.bytes.size())};
     write(out / "index_parse", f.name + ".idx", index::serialize(r.index));
     ++count;

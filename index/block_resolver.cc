@@ -1,6 +1,7 @@
 #include "index/block_resolver.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 
 #include "base/invariant.h"
@@ -51,10 +52,10 @@ BlockResolver::Need BlockResolver::need() const {
   return {Need::Kind::kDecode, front_seq_};
 }
 
-void BlockResolver::fail(std::string error, int read_errno) {
+void BlockResolver::fail(base::Status why) {
   if (finished()) return;
-  result_.error = std::move(error);
-  result_.read_errno = read_errno;
+  MIBZ2_INVARIANT(!why.ok());
+  result_.error = std::move(why);
   finish();
 }
 
@@ -125,12 +126,12 @@ void BlockResolver::resolve_stream_start() {
       begin_stream(next.level, stream_byte_ * 8 + bz2::kStreamHeaderBits);
       return;
     case bz2::StreamStart::kEnd:
-      if (idx.stream_count == 0) result_.error = "empty file (no bzip2 stream header)";
+      if (idx.stream_count == 0) result_.error = base::Status::error(EILSEQ, "empty file (no bzip2 stream header)");
       finish();
       return;
     case bz2::StreamStart::kTruncated:
       if (idx.stream_count == 0) {
-        result_.error = "file ends inside the bzip2 stream header";
+        result_.error = base::Status::error(EILSEQ, "file ends inside the bzip2 stream header");
         finish();
       } else {
         end_truncated(stream_byte_ * 8,
@@ -139,7 +140,7 @@ void BlockResolver::resolve_stream_start() {
       return;
     case bz2::StreamStart::kNotBzip2:
       if (idx.stream_count == 0) {
-        result_.error = "not a bzip2 file (no \"BZh1\"..\"BZh9\" header)";
+        result_.error = base::Status::error(EILSEQ, "not a bzip2 file (no \"BZh1\"..\"BZh9\" header)");
       } else {
         if (file_size_ == SourceBytes::kUnknownSize) {
           // A source read once (a pipe) is not read to its end for garbage: its size is unknown.
@@ -349,8 +350,8 @@ void BlockResolver::end_truncated(uint64_t bit, std::string why) {
 void BlockResolver::finish() {
   phase_ = Phase::kFinished;
   result_.index.decompressed_size = out_offset_;
-  if (result_.index.stream_count == 0 && result_.error.empty()) result_.error = "no bzip2 stream found";
-  result_.ok = result_.error.empty();
+  if (result_.index.stream_count == 0 && result_.error.ok())
+    result_.error = base::Status::error(EILSEQ, "no bzip2 stream found");
   // Decoded bytes kept for a sink are not needed any more. Decodes still running find their
   // candidate gone (its sequence number is below front_seq_).
   front_seq_ += candidates_.size();

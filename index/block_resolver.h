@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "bz2/byte_buffer.h"
 #include "index/block_index.h"
 #include "index/candidate.h"
@@ -26,13 +27,15 @@
 namespace mibz2::index {
 
 struct BuildResult {
-  bool ok = false;  // false: the file is not usable as bzip2 at all, or could not be read
-                    // (error says why)
-  std::string error;
-  int read_errno = 0;              // !ok because a read of the source failed: its errno (nothing is
-                                   // known of the file's content then: not a fact to keep)
+  // Why there is no index (ok when there is one): EILSEQ, the file is not usable as bzip2 at all;
+  // ECANCELED, the build was stopped (IndexBuilder::cancel); or the machine's, such as the errno of
+  // a read of the source that failed (Status::os_error: nothing is known of the file's content
+  // then, not a fact to keep) or ENOMEM.
+  base::Status error;
   BlockIndex index;                // source identity is left for the caller to fill
   std::vector<std::string> notes;  // damage and warnings, one line each, in file order
+
+  bool ok() const { return error.ok(); }
 };
 
 // Receives every block as resolution fixes it, in file order. Its calls but blocks_handed() come from
@@ -82,7 +85,7 @@ class BlockResolver {
   // (SourceBytes::kUnknownSize for a source read once whose end has not been met).
   void resolve(uint64_t file_size);
   // Ends the build, failed with `error` (a cancel; a read that failed, with its errno).
-  void fail(std::string error, int read_errno = 0);
+  void fail(base::Status why);
 
   // --- asked by the builder ---
   Need need() const;

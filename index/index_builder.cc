@@ -42,10 +42,10 @@ bool IndexBuilder::finished() const {
   return resolver_.finished();
 }
 
-void IndexBuilder::cancel(const std::string& why) {
+void IndexBuilder::cancel(base::Status why) {
   std::lock_guard lk(mu_);
   if (resolver_.finished()) return;
-  resolver_.fail(why);
+  resolver_.fail(std::move(why));
   after_resolver_locked();
 }
 
@@ -306,7 +306,7 @@ void IndexBuilder::resolve_locked() {
 
 void IndexBuilder::fail_read_locked(const SourceRead& failed) {
   if (resolver_.finished()) return;
-  resolver_.fail(failed.describe(), failed.error);
+  resolver_.fail(base::Status::os_error(failed.error, failed.describe()));
   after_resolver_locked();
 }
 

@@ -8,8 +8,8 @@
 // lock released), the sink's backpressure, progress and cancelling.
 //
 // A read of the source that fails is not damage: nothing is known of the bytes it did not read,
-// so the build ends at once, failed, with the read's errno (BuildResult::read_errno) and where it
-// happened. It is never taken for the end of the file (a truncation that would be stored).
+// so the build ends at once, failed, with the read's errno and where it happened (BuildResult::error,
+// a Status::os_error). It is never taken for the end of the file (a truncation that would be stored).
 //
 // The builder owns no threads. A driver (engine::Catalog, or a test) calls step() from as many
 // threads as it likes; ready_work() says how many steps could start now, so a driver keeps just
@@ -52,9 +52,9 @@ class IndexBuilder {
   size_t ready_work() const;
 
   bool finished() const;
-  // Stops the build: it finishes at once with the error `why`.
-  static constexpr const char* kCancelled = "cancelled";
-  void cancel(const std::string& why = kCancelled);
+  // Stops the build: it finishes at once with the error `why` (stopped: ECANCELED "cancelled").
+  static base::Status cancelled() { return base::Status::error(ECANCELED, "cancelled"); }
+  void cancel(base::Status why = cancelled());
   // Waits up to `timeout` for the build to finish; returns finished().
   bool wait_finished(std::chrono::milliseconds timeout);
   // Compressed bytes resolved so far (for progress display); any thread may call it.

@@ -1,5 +1,6 @@
 #include "index/index_format.h"
 
+#include <cerrno>
 #include <cstring>
 
 #include "bz2/stream_parser.h"
@@ -115,11 +116,8 @@ std::vector<uint8_t> serialize(const BlockIndex& index) {
   return b;
 }
 
-bool parse(std::span<const uint8_t> bytes, BlockIndex* out, std::string* reason) {
-  auto fail = [&](std::string why) {
-    *reason = std::move(why);
-    return false;
-  };
+base::Result<BlockIndex> parse(std::span<const uint8_t> bytes) {
+  auto fail = [](std::string why) { return base::Status::error(EBADMSG, std::move(why)); };
   if (bytes.size() < kHeaderSize) return fail("file too short for a header (" + std::to_string(bytes.size()) + " bytes)");
   if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) return fail("not an index file (bad magic)");
   const uint32_t version = get<uint32_t>(bytes, kOffVersion);
@@ -161,8 +159,7 @@ bool parse(std::span<const uint8_t> bytes, BlockIndex* out, std::string* reason)
   }
   if (count == 0 && idx.decompressed_size != 0) return fail("no blocks but a nonzero size");
   if (damaged != idx.damaged_blocks) return fail("damaged block count does not match the records");
-  *out = std::move(idx);
-  return true;
+  return idx;
 }
 
 }  // namespace mibz2::index

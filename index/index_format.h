@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "index/block_index.h"
 
 namespace mibz2::index {
@@ -18,7 +19,8 @@ inline constexpr size_t kHeaderSize = 128;
 std::vector<uint8_t> serialize(const BlockIndex& index);
 
 // Parses and validates `bytes` (structure, checksum, record sanity; not the source identity).
-// Returns false with a reason ("checksum mismatch", "format version 1, expected 2", ...).
-bool parse(std::span<const uint8_t> bytes, BlockIndex* out, std::string* reason);
+// Returns the index, or EBADMSG with what is wrong ("checksum mismatch", "format version 1,
+// expected 2", ...).
+base::Result<BlockIndex> parse(std::span<const uint8_t> bytes);
 
 }  // namespace mibz2::index

@@ -22,6 +22,7 @@
 #include "index/xxh3.h"
 #include "io/descriptor_limit.h"
 #include "io/fd_io.h"
+#include "io/unique_fd.h"
 
 namespace mibz2::index {
 namespace {
@@ -32,7 +33,7 @@ constexpr const char* kTempMark = ".tmp.";
 std::string errno_text(int e) { return std::strerror(e); }
 
 // mkdir -p for the cache directory (mode 0700: indexes reveal what a user reads).
-bool make_dirs(const std::string& dir, std::string* error) {
+base::Status make_dirs(const std::string& dir) {
   std::string partial;
   size_t pos = 0;
   while (pos != std::string::npos) {
@@ -40,11 +41,11 @@ bool make_dirs(const std::string& dir, std::string* error) {
     partial = dir.substr(0, pos);
     if (partial.empty()) continue;
     if (mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
-      *error = "cannot create " + partial + ": " + errno_text(errno);
-      return false;
+      const int e = errno;
+      return base::Status::os_error(e, "cannot create " + partial + ": " + errno_text(e));
     }
   }
-  return true;
+  return {};
 }
 
 // This host's name as it goes into temporary file names: no '/', at most 64 bytes.
@@ -162,9 +163,9 @@ LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& n
   const ssize_t n = io::pread_full(fd, bytes.data(), bytes.size(), 0);
   if (n < 0 || static_cast<size_t>(n) != bytes.size())
     return refused(Load::kInvalid, n < 0 ? errno : EIO, "cannot read " + name);
-  BlockIndex idx;
-  std::string why;
-  if (!parse(bytes, &idx, &why)) return refused(Load::kInvalid, EBADMSG, name + ": " + why);
+  base::Result<BlockIndex> parsed = parse(bytes);
+  if (!parsed.ok()) return refused(Load::kInvalid, EBADMSG, name + ": " + parsed.status().message());
+  BlockIndex& idx = *parsed;
   if (idx.source.size != id.size || idx.source.fingerprint != id.fingerprint)
     return refused(Load::kStale, ESTALE, name + ": an index of other content (its size or fingerprint is not the source's)");
   got.load = idx.source.same_stat(id) ? Load::kCurrent : Load::kSameContent;
@@ -232,48 +233,43 @@ IndexStore::IndexStore(std::string dir) {
   dir_ = std::move(dir);
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
   if (dir_.empty()) return;
-  int fd = -1;
-  if (std::string why = open_dir(/*create=*/false, &fd); !why.empty()) {
-    problem_ = std::move(why);
+  const base::Result<int> fd = open_dir(/*create=*/false);
+  if (!fd.ok()) {
+    problem_ = fd.status().message();
     dir_.clear();
     return;
   }
-  dir_fd_ = fd;
+  dir_fd_ = *fd;
 }
 
 IndexStore::~IndexStore() {
   if (const int fd = dir_fd_.load(); fd >= 0) close(fd);
 }
 
-std::string IndexStore::open_dir(bool create, int* out) const {
-  *out = -1;
-  std::string error;
-  if (create && !make_dirs(dir_, &error)) return error;
+base::Result<int> IndexStore::open_dir(bool create) const {
+  if (create) MIBZ2_FORWARD_IF_ERROR(make_dirs(dir_));
   // The last component is not followed: the directory named is the one used, and a symlink put
   // there later is never seen (the descriptor is held).
-  const int fd = open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
+  io::UniqueFd fd(open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) {
     const int e = errno;
-    if (e == ENOENT && !create) return {};
+    if (e == ENOENT && !create) return -1;
     struct stat st;
-    if (lstat(dir_.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-      return dir_ + " is a symlink, refused as index directory (name the directory it points to)";
-    if (e == ENOTDIR) return dir_ + " is not a directory";
-    return "cannot open the index directory " + dir_ + ": " + errno_text(e);
+    MIBZ2_RETURN_ERROR_IF(lstat(dir_.c_str(), &st) == 0 && S_ISLNK(st.st_mode), ELOOP,
+                          dir_ + " is a symlink, refused as index directory (name the directory it points to)");
+    MIBZ2_RETURN_ERROR_IF(e == ENOTDIR, ENOTDIR, dir_ + " is not a directory");
+    return base::Status::os_error(e, "cannot open the index directory " + dir_ + ": " + errno_text(e));
   }
   struct stat st;
-  if (fstat(fd, &st) != 0) {
+  if (fstat(fd.get(), &st) != 0) {
     const int e = errno;
-    close(fd);
-    return "cannot stat the index directory " + dir_ + ": " + errno_text(e);
+    return base::Status::os_error(e, "cannot stat the index directory " + dir_ + ": " + errno_text(e));
   }
-  if (const Trust t = judge_index_dir(st, geteuid()); t != Trust::kTrusted) {
-    close(fd);
-    return dir_ + " is refused as index directory (no index in it would be believed): it is " +
-           explain_dir(t, st, geteuid());
-  }
-  *out = fd;
-  return {};
+  const Trust t = judge_index_dir(st, geteuid());
+  MIBZ2_RETURN_ERROR_IF(t != Trust::kTrusted, EPERM,
+                        dir_ + " is refused as index directory (no index in it would be believed): it is " +
+                            explain_dir(t, st, geteuid()));
+  return fd.release();
 }
 
 std::string IndexStore::name_for(const SourceIdentity& id) {
@@ -285,12 +281,13 @@ std::string IndexStore::name_for(const SourceIdentity& id) {
 
 std::string IndexStore::path_for(const SourceIdentity& id) const { return dir_ + "/" + name_for(id); }
 
-int IndexStore::held_dir(bool create, std::string* error) const {
+base::Result<int> IndexStore::held_dir(bool create) const {
   if (const int fd = dir_fd_.load(); fd >= 0 || dir_.empty()) return fd;
   // Missing at construction: opened once it exists (made by the first save, or by another mount
   // sharing it), and held from then on; of two threads opening it at once, one keeps its own.
-  int fd = -1;
-  *error = open_dir(create, &fd);
+  const base::Result<int> opened = open_dir(create);
+  MIBZ2_FORWARD_IF_ERROR(opened);
+  const int fd = *opened;
   if (fd < 0) return -1;
   int none = -1;
   if (dir_fd_.compare_exchange_strong(none, fd)) return fd;
@@ -300,9 +297,10 @@ int IndexStore::held_dir(bool create, std::string* error) const {
 
 LoadedIndex IndexStore::load(const SourceIdentity& id) const {
   LoadedIndex got;
-  std::string unusable;  // a directory made unusable since construction: save() says so, once
-  const int dfd = held_dir(/*create=*/false, &unusable);
-  if (dfd < 0) return got;
+  // A directory made unusable since construction: save() says so, once.
+  const base::Result<int> held = held_dir(/*create=*/false);
+  if (!held.ok() || *held < 0) return got;
+  const int dfd = *held;
   const std::string path = path_for(id);
   // Never through a symlink, never blocking on a fifo.
   const int fd = openat(dfd, name_for(id).c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
@@ -383,9 +381,9 @@ base::Status IndexStore::save(const BlockIndex& index) {
     return why;
   };
   if (dir_.empty()) return fail(base::Status::error(ENOENT, problem_.empty() ? "no index directory" : problem_));
-  std::string why;
-  const int dfd = held_dir(/*create=*/true, &why);
-  if (dfd < 0) return fail(base::Status::error(EACCES, why));  // (its words say which problem it is)
+  const base::Result<int> held = held_dir(/*create=*/true);
+  if (!held.ok()) return fail(held.status());
+  const int dfd = *held;  // (made if missing: never -1)
   if (clean) remove_stale_temporaries();
   bool at_rename = false;
   base::Status written = write_index_file_at(dfd, name_for(index.source), path_for(index.source), index, &at_rename);

@@ -110,12 +110,12 @@ class IndexStore {
   size_t remove_stale_temporaries() const;
 
  private:
-  // Opens dir_ (creating it first if `create`) and checks it. Returns "" with the descriptor in
-  // *fd (-1 when it does not exist and !create), or why it cannot be used.
-  std::string open_dir(bool create, int* fd) const;
+  // Opens dir_ (creating it first if `create`) and checks it: its descriptor (-1 when it does not
+  // exist and !create), or why it cannot be used.
+  base::Result<int> open_dir(bool create) const;
   // The held descriptor of dir_, opened (and if `create`, made) now if it was missing until now;
-  // -1 (with *error, if it cannot be used) when there is none.
-  int held_dir(bool create, std::string* error) const;
+  // -1 when there is none (no directory, or missing and !create), or why it cannot be used.
+  base::Result<int> held_dir(bool create) const;
 
   std::string dir_;
   std::string problem_;  // why dir_ is empty

@@ -37,44 +37,21 @@ Bytes expanding_file(size_t streams) {
   return file;
 }
 
-// Polls until `pred` holds or a generous time passes; returns whether it held.
-template <class Pred>
-bool eventually(Pred pred) {
-  const auto end = std::chrono::steady_clock::now() + kBuildTimeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
-  }
-  return true;
-}
-
-struct Rig {
-  TempDir dir;
-  index::IndexStore store{(dir.path() / "idx").string()};
-  engine::Engine engine;
-  Catalog catalog;
-
-  explicit Rig(unsigned threads, const engine::SourceAccess* access = nullptr)
-      : engine(options(threads)), catalog(engine, store, access) {}
-  static engine::EngineOptions options(unsigned threads) {
-    engine::EngineOptions o;
-    o.threads = threads;
-    o.cache_bytes = uint64_t{64} << 20;
-    return o;
-  }
-  engine::FileRef add(const std::string& name, const Bytes& file) {
-    return catalog.add(dir.write(name, file).string());
-  }
+// The catalog rig, with the big file's progress and tiny files.
+struct Rig : CatalogRig {
+  using CatalogRig::CatalogRig;
   // 6 bytes of content (each tiny file its own, so that none is found in the store as a copy).
   engine::FileRef tiny(const std::string& name, const char* text = "hello\n") {
-    return add(name, libbz2_compress(to_bytes(text), 9));
+    return add(name, to_bytes(text), 9);
   }
   // The big file under way, with some of it done (its builder has the decoders).
   ::testing::AssertionResult building_with_progress(const engine::FileRef& big) {
-    if (eventually([&] {
-          const engine::IndexStatus st = catalog.status(big);
-          return st.state == IndexState::kBuilding && st.build_done > 0;
-        }))
+    if (eventually(
+            [&] {
+              const engine::IndexStatus st = catalog.status(big);
+              return st.state == IndexState::kBuilding && st.build_done > 0;
+            },
+            kBuildTimeout))
       return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << "the big file never made progress: " << catalog.status(big).describe();
   }
@@ -92,7 +69,7 @@ struct Rig {
 // then go at demand priority as well, side by side with the tiny file's).
 TEST(CatalogFairnessConcurrent, AFileSomeoneWaitsForIsReadyWhileAnExpandingFileIsIndexed) {
   Rig s(2);
-  const engine::FileRef big = s.add("big.bz2", expanding_file(kSanitized ? 30 : 100));
+  const engine::FileRef big = s.add_file("big.bz2", expanding_file(kSanitized ? 30 : 100));
   s.catalog.prepare(big, Need::kSoon);
   ASSERT_TRUE(s.building_with_progress(big));
 
@@ -113,7 +90,7 @@ TEST(CatalogFairnessConcurrent, AFileSomeoneWaitsForIsReadyWhileAnExpandingFileI
 // block in tens of ms.)
 TEST(CatalogFairnessConcurrent, ASmallFileQueuedBehindAnExpandingOneHasItsTurn) {
   Rig s(1);
-  const engine::FileRef big = s.add("big.bz2", expanding_file(kSanitized ? 30 : 300));
+  const engine::FileRef big = s.add_file("big.bz2", expanding_file(kSanitized ? 30 : 300));
   s.catalog.prepare(big, Need::kSoon);
   ASSERT_TRUE(s.building_with_progress(big));
 
@@ -143,7 +120,7 @@ TEST(CatalogFairnessConcurrent, BuildsParkedAndResumedAtEveryJobEndWithExactInde
       std::string name = "p";
       name += std::to_string(i);
       name += ".bz2";
-      files.push_back(s.add(name, contents.back()));
+      files.push_back(s.add_file(name, contents.back()));
     }
     for (const auto& f : files) s.catalog.prepare(f, Need::kSoon);
     ASSERT_TRUE(s.catalog.wait(files[0]));  // asked for: urgent, whether parked or still queued
@@ -171,14 +148,13 @@ TEST(CatalogFairnessConcurrent, BuildsParkedAndResumedAtEveryJobEndWithExactInde
 TEST(CatalogFairnessConcurrent, AParkedBuildWhoseSourceChangedIsBuiltAgainFromTheNewFile) {
   // Once armed, rewrites the big file just before the catalog next opens it: to resume its build
   // (prepare() opened it to look for a stored index and to start the build before it returned).
-  struct RewritingAccess final : engine::SourceAccess {
-    engine::PlainSourceAccess plain;
+  struct RewritingAccess final : PlainAccess {
     std::string big;
     Bytes replacement;
     mutable std::mutex mu;
     bool armed = false;  // guarded by mu
     mutable bool rewritten = false;
-    int open(const engine::CatalogFile& file, struct stat* st) const override {
+    base::Result<io::UniqueFd> open(const engine::CatalogFile& file, struct stat* st) const override {
       if (file.path() == big) {
         std::lock_guard lk(mu);
         if (armed && !rewritten) {
@@ -186,18 +162,14 @@ TEST(CatalogFairnessConcurrent, AParkedBuildWhoseSourceChangedIsBuiltAgainFromTh
           rewritten = true;
         }
       }
-      return plain.open(file, st);
-    }
-    int stat(const engine::CatalogFile& file, struct stat* st) const override { return plain.stat(file, st); }
-    int open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const override {
-      return plain.open_sidecar(file, dir_st);
+      return PlainAccess::open(file, st);
     }
   } access;
   Rig s(1, &access);
   s.catalog.set_build_quantum(std::chrono::nanoseconds(0));
   const Bytes after = text_bytes(250000, 81);
   access.replacement = libbz2_compress(after, 1);
-  const engine::FileRef big = s.add("big.bz2", expanding_file(kSanitized ? 8 : 20));
+  const engine::FileRef big = s.add_file("big.bz2", expanding_file(kSanitized ? 8 : 20));
   access.big = big->path();
   s.catalog.prepare(big, Need::kSoon);
   ASSERT_EQ(s.catalog.status(big).state, IndexState::kBuilding);
@@ -208,7 +180,7 @@ TEST(CatalogFairnessConcurrent, AParkedBuildWhoseSourceChangedIsBuiltAgainFromTh
   const engine::FileRef tiny = s.tiny("tiny.bz2");
   s.catalog.prepare(tiny, Need::kSoon);  // waits: the big file yields to it at its next job's end
   settle_guarded(s.catalog, tiny);
-  ASSERT_TRUE(eventually([&] { return s.catalog.status(big).state == IndexState::kStale; }))
+  ASSERT_TRUE(eventually([&] { return s.catalog.status(big).state == IndexState::kStale; }, kBuildTimeout))
       << s.catalog.status(big).describe();
   {
     std::lock_guard lk(access.mu);

@@ -65,26 +65,6 @@ class LogCapture {
   std::shared_ptr<spdlog::logger> old_;
 };
 
-struct Rig {
-  TempDir dir;
-  index::IndexStore store{(dir.path() / "idx").string()};
-  engine::Engine engine{options()};
-  Catalog catalog{engine, store};
-
-  static engine::EngineOptions options() {
-    engine::EngineOptions o;
-    o.threads = 2;
-    o.cache_bytes = uint64_t{64} << 20;
-    return o;
-  }
-  engine::IndexStatus obtain(const fs::path& path) {
-    const engine::FileRef f = catalog.add(fs::absolute(path).string());
-    catalog.prepare(f, Need::kNow);
-    settle_guarded(catalog, f);
-    return catalog.status(f);
-  }
-};
-
 // The whole file through a Reader, or the first read error (-errno) with what came before it.
 struct ReadBack {
   Bytes data;
@@ -114,7 +94,7 @@ ReadBack read_through(Catalog& catalog, const engine::FileRef& file, size_t chun
 // A copy has a new path, a new inode and a new mtime: its index is found by content and validated
 // by its sample, not rebuilt; the copy reads right; the index file is left as it was.
 TEST(IndexIdentity, CopyWithNewPathInodeAndMtimeIsValidatedNotRebuilt) {
-  Rig s;
+  CatalogRig s;
   const Bytes plain = text_bytes(2'000'000, 41);
   fs::create_directories(s.dir.path() / "a");
   const fs::path original = s.dir.write("a/dump.bz2", libbz2_compress(plain, 1));
@@ -133,9 +113,8 @@ TEST(IndexIdentity, CopyWithNewPathInodeAndMtimeIsValidatedNotRebuilt) {
   ASSERT_NE(stat_times(copy.string()).inode, stat_times(original.string()).inode);
 
   // Another mount: a fresh catalog on the same index directory.
-  index::IndexStore shared(s.store.dir());
-  engine::Engine engine(Rig::options());
-  Catalog catalog(engine, shared);
+  CatalogAt on(s.store.dir());
+  Catalog& catalog = on.catalog;
   const engine::FileRef f = catalog.add(copy.string());
   catalog.prepare(f, Need::kNow);
   settle_guarded(catalog, f);
@@ -155,7 +134,7 @@ TEST(IndexIdentity, CopyWithNewPathInodeAndMtimeIsValidatedNotRebuilt) {
 
 // Touching a file (new mtime, same bytes) costs a validation, not a rebuild.
 TEST(IndexIdentity, TouchedFileIsValidatedNotRebuilt) {
-  Rig s;
+  CatalogRig s;
   const Bytes plain = text_bytes(300000, 42);
   const fs::path path = s.dir.write("t.bz2", libbz2_compress(plain, 1));
   ASSERT_TRUE(s.obtain(path).origin.built);
@@ -221,7 +200,7 @@ TEST(IndexIdentity, SampleIsSpreadOverTheFile) {
 // Two files of one size with other content: A's index copied to B's index name is not B's index
 // (its fingerprint is A's): B is indexed again and reads right.
 TEST(IndexIdentity, IndexOfAnotherFileOfTheSameSizeUnderItsNameIsRebuilt) {
-  Rig s;
+  CatalogRig s;
   const StreamedFile a = streamed_file(12, 60000, 51);
   StreamedFile b = a.with_stream_changed(0);  // the first 64 KiB differ: another fingerprint
   ASSERT_EQ(a.file().size(), b.file().size());
@@ -235,9 +214,8 @@ TEST(IndexIdentity, IndexOfAnotherFileOfTheSameSizeUnderItsNameIsRebuilt) {
   const index::LoadedIndex stale = s.store.load(idb);
   EXPECT_EQ(stale.load, Load::kStale) << stale.why;
   LogCapture log;
-  index::IndexStore shared(s.store.dir());
-  engine::Engine engine(Rig::options());
-  Catalog catalog(engine, shared);
+  CatalogAt on(s.store.dir());
+  Catalog& catalog = on.catalog;
   const engine::FileRef f = catalog.add(pb.string());
   const ReadBack r = read_through(catalog, f);
   EXPECT_EQ(r.error, 0);
@@ -280,7 +258,7 @@ class SameIdentityOtherBytes : public ::testing::Test {
     ASSERT_EQ(s_.store.path_for(idb), ia_.origin.index_path);
   }
 
-  Rig s_;
+  CatalogRig s_;
   StreamedFile a_, b_;
   engine::IndexStatus ia_;
   size_t differ_ = SIZE_MAX;
@@ -291,9 +269,8 @@ TEST_F(SameIdentityOtherBytes, BlockOutsideTheSampleFailsWithEioThenRebuilds) {
   make(/*differ_in_sample=*/false);
   if (HasFailure()) return;
   LogCapture log;
-  index::IndexStore shared(s_.store.dir());
-  engine::Engine engine(Rig::options());
-  Catalog catalog(engine, shared);
+  CatalogAt on(s_.store.dir());
+  Catalog& catalog = on.catalog;
   const engine::FileRef f = catalog.add(pb_.string());
   catalog.prepare(f, Need::kNow);
   settle_guarded(catalog, f);
@@ -338,7 +315,7 @@ TEST_F(SameIdentityOtherBytes, BlockOutsideTheSampleFailsWithEioThenRebuilds) {
 // first, which is right), and the catalog tells its listener (the mount retires the file's node)
 // once; the next open reads right.
 TEST(IndexIdentity, ReaderThatMetAMismatchServesNothingMore) {
-  Rig s;
+  CatalogRig s;
   const Bytes plain = text_bytes(2'000'000, 81);
   const fs::path p = s.dir.write("f.bz2", libbz2_compress(plain, 1));
   const engine::IndexStatus built = s.obtain(p);
@@ -350,9 +327,8 @@ TEST(IndexIdentity, ReaderThatMetAMismatchServesNothingMore) {
   forged.decompressed_size += kShift;
   write_file(built.origin.index_path, index::serialize(forged));
 
-  index::IndexStore store(s.store.dir());
-  engine::Engine engine(Rig::options());
-  Catalog catalog(engine, store);
+  CatalogAt on(s.store.dir());
+  Catalog& catalog = on.catalog;
   std::mutex mu;
   std::vector<engine::FileRef> told;
   catalog.set_distrust_listener([&](const engine::FileRef& file) {
@@ -391,9 +367,8 @@ TEST_F(SameIdentityOtherBytes, BlockInTheSampleIsCaughtBeforeAnyRead) {
   make(/*differ_in_sample=*/true);
   if (HasFailure()) return;
   LogCapture log;
-  index::IndexStore shared(s_.store.dir());
-  engine::Engine engine(Rig::options());
-  Catalog catalog(engine, shared);
+  CatalogAt on(s_.store.dir());
+  Catalog& catalog = on.catalog;
   const engine::FileRef f = catalog.add(pb_.string());
   const ReadBack r = read_through(catalog, f);
   EXPECT_EQ(r.error, 0) << "no read should fail: the sample caught it";
@@ -427,9 +402,8 @@ TEST(IndexSidecar, SidecarOfACopyIsUsedWithAnEmptyIndexDirectory) {
   const fs::path here = dir.write("mirror/dump.bz2", file);  // downloaded: a new file
   write_sidecar(here, *built.index);
 
-  index::IndexStore empty((dir.path() / "empty-idx").string());
-  engine::Engine engine(Rig::options());
-  Catalog catalog(engine, empty);
+  CatalogAt on((dir.path() / "empty-idx").string());
+  Catalog& catalog = on.catalog;
   const engine::FileRef f = catalog.add(here.string());
   const ReadBack r = read_through(catalog, f);
   EXPECT_EQ(r.error, 0);
@@ -439,7 +413,7 @@ TEST(IndexSidecar, SidecarOfACopyIsUsedWithAnEmptyIndexDirectory) {
   EXPECT_TRUE(st.origin.sidecar);
   EXPECT_TRUE(st.origin.validated);
   EXPECT_EQ(st.origin.index_path, here.string() + index::kSidecarSuffix);
-  EXPECT_FALSE(fs::exists(empty.dir())) << "a sidecar is not copied into the index directory";
+  EXPECT_FALSE(fs::exists(on.store.dir())) << "a sidecar is not copied into the index directory";
 }
 
 // Hostile sidecars: never a crash, never wrong bytes, never a hang; the file is indexed instead.
@@ -554,9 +528,8 @@ TEST(IndexSidecar, SidecarsNotBelievedAreNeverReadAndTheFileIndexed) {
     ASSERT_EQ(chmod(srcdir.c_str(), 0755), 0);
     c.make();
     LogCapture log;
-    index::IndexStore empty((dir.path() / ("trust-idx-" + std::to_string(&c - all.data()))).string());
-    engine::Engine engine(Rig::options());
-    Catalog catalog(engine, empty);
+    CatalogAt on((dir.path() / ("trust-idx-" + std::to_string(&c - all.data()))).string());
+    Catalog& catalog = on.catalog;
     for (int load = 0; load < 2; ++load) {  // a second entry for the same file loads again
       const engine::FileRef f = catalog.add(src.string());
       ASSERT_TRUE(catalog.wait(f));
@@ -569,7 +542,7 @@ TEST(IndexSidecar, SidecarsNotBelievedAreNeverReadAndTheFileIndexed) {
       }
       EXPECT_FALSE(got.origin.sidecar);
       EXPECT_NE(got.origin.not_loaded_reason.find(c.reason), std::string::npos) << got.origin.not_loaded_reason;
-      fs::remove_all(empty.dir());  // so that the second entry looks for the sidecar again
+      fs::remove_all(on.store.dir());  // so that the second entry looks for the sidecar again
     }
     if (c.reason.empty() || c.reason == "cannot open") continue;
     EXPECT_EQ(log.count("is not believed"), 1u) << "logged once per file and reason:\n" << log.all();

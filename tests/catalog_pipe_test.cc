@@ -49,11 +49,8 @@ Piped through_pipe(const Bytes& data, unsigned threads, size_t piece, const Bloc
   });
   Piped p;
   {
-    engine::EngineOptions options;
-    options.threads = threads;
-    engine::Engine engine(options);
-    index::IndexStore store("");
-    engine::Catalog catalog(engine, store);
+    CatalogAt on("", threads);
+    engine::Catalog& catalog = on.catalog;
     index::PipeBytes input(fds[0]);
     auto done = std::async(std::launch::async, [&] {
       return catalog.stream_once(input, [&](const index::BlockStream::Block& b) {
@@ -101,9 +98,9 @@ TEST(CatalogPipeConcurrent, APipeGivesTheFilesBlocksAndIndex) {
       for (const size_t piece : kSanitized ? std::vector<size_t>{4093} : std::vector<size_t>{4093, 1 << 20}) {
         SCOPED_TRACE(std::to_string(threads) + " threads, writes of " + std::to_string(piece));
         const Piped p = through_pipe(v.file, threads, piece);
-        ASSERT_EQ(p.result.ok, want.ok) << p.result.error << " / " << want.error;
-        if (!want.ok) {
-          EXPECT_EQ(p.result.error, want.error);
+        ASSERT_EQ(p.result.ok(), want.ok()) << p.result.error << " / " << want.error;
+        if (!want.ok()) {
+          EXPECT_EQ(p.result.error.message(), want.error.message()); EXPECT_EQ(p.result.error.code(), want.error.code());
           continue;
         }
         const index::BlockIndex& got = p.result.index;
@@ -143,12 +140,9 @@ TEST(CatalogPipeConcurrent, DecodersWorkAheadOfASlowConsumerAsForAFile) {
     if (b.number != 0) return;
     // The whole input is read only if the decoders work ahead of this consumer. (The bound is for
     // a regression: it ends a wait that would otherwise never end.)
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(kSanitized ? 120 : 30);
-    while (!all_written && std::chrono::steady_clock::now() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    read_through_while_held = all_written;
+    read_through_while_held = eventually([&] { return all_written.load(); }, std::chrono::seconds(kSanitized ? 120 : 30));
   });
-  EXPECT_TRUE(p.result.ok) << p.result.error;
+  EXPECT_TRUE(p.result.ok()) << p.result.error;
   EXPECT_TRUE(read_through_while_held) << "the decoders stopped while the consumer held block 0";
   EXPECT_TRUE(same_bytes(p.bytes, plain));
 }
@@ -159,10 +153,7 @@ TEST(CatalogPipeConcurrent, DecodersWorkAheadOfASlowConsumerAsForAFile) {
 // leaves everything as it was; once released, all ready and counted, and a second catalog loads
 // them from the store.
 TEST(CatalogConcurrent, TheSummaryCountsFilesByStateWithoutWaiting) {
-  TempDir dir;
-  index::IndexStore store((dir.path() / "idx").string());
-  engine::EngineOptions options;
-  options.threads = 2;
+  TempStore t;
   std::vector<std::string> paths;
   uint64_t sizes = 0;
   for (int i = 0; i < 3; ++i) {
@@ -171,11 +162,11 @@ TEST(CatalogConcurrent, TheSummaryCountsFilesByStateWithoutWaiting) {
     std::string name = "s";
     name += std::to_string(i);
     name += ".bz2";
-    paths.push_back(dir.write(name, file).string());
+    paths.push_back(t.dir.write(name, file).string());
   }
   {
-    engine::Engine engine(options);
-    engine::Catalog catalog(engine, store);
+    CatalogOn on(t.store);
+    engine::Catalog& catalog = on.catalog;
     std::atomic<bool> held{true};
     catalog.hold_builds_while([&] { return held.load(); });
     std::vector<engine::FileRef> files;
@@ -216,8 +207,8 @@ TEST(CatalogConcurrent, TheSummaryCountsFilesByStateWithoutWaiting) {
     EXPECT_GT(s.build_seconds, 0);
     EXPECT_NE(s.counters().find("indexes_built=3 "), std::string::npos) << s.counters();
   }
-  engine::Engine engine(options);
-  engine::Catalog again(engine, store);
+  CatalogOn next(t.store);
+  engine::Catalog& again = next.catalog;
   std::vector<engine::FileRef> kept;  // the summary counts the entries someone holds
   for (const std::string& p : paths) {
     kept.push_back(again.add(p));

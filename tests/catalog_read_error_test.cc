@@ -28,54 +28,36 @@ using Need = engine::Catalog::Need;
 
 // Opens the paths as given; their bytes fail with EIO wherever a read overlaps [from, to) while
 // `fault` is set. Counts the opens (each attempt at a file opens it).
-struct FaultyAccess final : engine::SourceAccess {
-  engine::PlainSourceAccess plain;
+struct FaultyAccess final : PlainAccess {
   std::atomic<bool> fault{false};
   std::atomic<uint64_t> from{0}, to{0};
   int error = EIO;  // the errno the reads fail with
   mutable std::atomic<int> opens{0};
 
-  int open(const engine::CatalogFile& file, struct stat* st) const override {
+  base::Result<io::UniqueFd> open(const engine::CatalogFile& file, struct stat* st) const override {
     ++opens;
-    return plain.open(file, st);
-  }
-  int stat(const engine::CatalogFile& file, struct stat* st) const override { return plain.stat(file, st); }
-  int open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const override {
-    return plain.open_sidecar(file, dir_st);
+    return PlainAccess::open(file, st);
   }
   std::unique_ptr<index::SourceBytes> bytes(int fd, uint64_t size) const override {
     return std::make_unique<FaultyBytes>(std::make_unique<index::FdBytes>(fd, size), from, to, &fault, error);
   }
 };
 
-engine::EngineOptions two_threads() {
-  engine::EngineOptions o;
-  o.threads = 2;
-  o.cache_bytes = uint64_t{64} << 20;
-  return o;
-}
+// The access first, so that it outlives the catalog that reads through it.
+struct WithFaultyAccess {
+  FaultyAccess access;
+};
 
 // A file of about 20 blocks with the fault on one byte in its middle (away from the first and last
 // 64 KiB, which the fingerprint reads), and a catalog that reads it through FaultyAccess.
-struct Rig {
-  TempDir dir;
-  FaultyAccess access;
-  index::IndexStore store{(dir.path() / "idx").string()};
-  engine::Engine engine{two_threads()};
-  Catalog catalog{engine, store, &access};
+struct Rig : WithFaultyAccess, CatalogRig {
   Bytes plain = text_bytes(scaled(2'000'000, 1'000'000), 81);
   Bytes file = libbz2_compress(plain, 1);
   fs::path path = dir.write("f.bz2", file);
 
-  Rig() {
+  Rig() : CatalogRig(2, &access) {
     access.from = file.size() / 2;
     access.to = file.size() / 2 + 1;
-  }
-  size_t stored() const {
-    size_t n = 0;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(store.dir(), ec)) n += e.path().extension() == ".idx";
-    return n;
   }
 };
 
@@ -191,8 +173,8 @@ TEST(CatalogReadError, AValidationThatMeetsOneNeitherUsesNorRejectsTheIndex) {
   restore_mtime(r.path.string(), later);
 
   // Another mount: a fresh catalog on the same index directory, the fault on.
-  engine::Engine engine(two_threads());
-  Catalog catalog(engine, r.store, &r.access);
+  CatalogOn on(r.store, 2, &r.access);
+  Catalog& catalog = on.catalog;
   const engine::FileRef g = catalog.add(r.path.string());
   r.access.fault = true;
   EXPECT_FALSE(catalog.wait(g));

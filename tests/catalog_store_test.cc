@@ -128,7 +128,7 @@ TEST(IndexStore, SaveLoadRoundTripOfEveryCorpusShape) {
     name += ".bz2";
     const std::string path = dir.write(name, v.file).string();
     index::BuildResult r = build_guarded(v.file, 1);
-    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_TRUE(r.ok()) << r.error;
     const int fd = open(path.c_str(), O_RDONLY);
     const base::Result<index::SourceIdentity> id = index::identify_source(fd);
     ASSERT_TRUE(id.ok()) << id.status();

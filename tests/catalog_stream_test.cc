@@ -41,10 +41,8 @@ Streamed stream(const std::string& path, index::IndexStore& store, unsigned thre
     if (!go_on) s.stopped = true;
     return go_on;
   };
-  engine::EngineOptions options;
-  options.threads = threads;
-  engine::Engine engine(options);
-  engine::Catalog catalog(engine, store);
+  CatalogOn on(store, threads);
+  engine::Catalog& catalog = on.catalog;
   const engine::FileRef file = catalog.add(io::absolute_path(path));
   std::promise<void> done;
   std::future<void> finished = done.get_future();
@@ -186,31 +184,21 @@ TEST(CatalogStreamConcurrent, ConsumerThatStopsEndsTheBuildAndNothingIsStored) {
 // last block was decoded, whatever the consumer did after; with decoders fast enough that was
 // before a consumer stopping at block 1 or 3 of 9, and ConsumerThatStops... failed.)
 TEST(CatalogStreamConcurrent, AConsumerThatStopsAfterTheLastDecodeStoresNothing) {
-  TempDir dir;
-  index::IndexStore store((dir.path() / "idx").string());
-  const Bytes plain = text_bytes(800000, 9);
-  const std::string path = dir.write("late.bz2", libbz2_compress(plain, 1)).string();
-  engine::EngineOptions options;
-  options.threads = 2;
-  engine::Engine engine(options);
-  engine::Catalog catalog(engine, store);
-  const engine::FileRef file = catalog.add(io::absolute_path(path));
+  CatalogRig s;
+  engine::Catalog& catalog = s.catalog;
+  const engine::FileRef file = s.add("late.bz2", text_bytes(800000, 9));
+  const std::string& path = file->path();
   bool decoded_all = false;
   std::promise<bool> done;
   std::future<bool> finished = done.get_future();
   std::thread t([&] {
     done.set_value(catalog.stream(file, [&](const index::BlockStream::Block&) {
       // Stop at the first block, but only once every block was decoded and resolved (the file's
-      // build at 100%, or already settled). The bound ends the wait if that never comes.
-      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(kSanitized ? 60 : 20);
-      while (std::chrono::steady_clock::now() < until) {
+      // build at 100%, or already settled).
+      decoded_all = eventually([&] {
         const engine::IndexStatus st = catalog.status(file);
-        if (st.settled() || (st.build_total > 0 && st.build_done == st.build_total)) {
-          decoded_all = true;
-          break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
+        return st.settled() || (st.build_total > 0 && st.build_done == st.build_total);
+      });
       return false;
     }));
   });
@@ -224,7 +212,7 @@ TEST(CatalogStreamConcurrent, AConsumerThatStopsAfterTheLastDecodeStoresNothing)
   const engine::IndexStatus st = catalog.status(file);
   EXPECT_FALSE(st.ready());
   EXPECT_TRUE(base::is_stopped(st.error)) << st.describe();
-  EXPECT_FALSE(std::filesystem::exists(store.path_for(identity_of(path))));
+  EXPECT_FALSE(std::filesystem::exists(s.store.path_for(identity_of(path))));
 }
 
 TEST(CatalogStreamConcurrent, NotBzip2ThroughAStream) {

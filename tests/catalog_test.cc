@@ -27,39 +27,8 @@ using engine::Catalog;
 using engine::IndexState;
 using Need = engine::Catalog::Need;
 
-// An engine, a store and a catalog in a temporary directory, with bzip2 files written into it.
-struct CatalogSetup {
-  TempDir dir;
-  index::IndexStore store{(dir.path() / "idx").string()};
-  engine::Engine engine;
-  Catalog catalog{engine, store};
-
-  explicit CatalogSetup(unsigned threads = 2) : engine(options(threads)) {}
-  static engine::EngineOptions options(unsigned threads) {
-    engine::EngineOptions o;
-    o.threads = threads;
-    o.cache_bytes = uint64_t{64} << 20;
-    return o;
-  }
-  // Writes `plain` compressed at `level` as `name`; returns the catalog's new entry for it.
-  engine::FileRef add(const std::string& name, const Bytes& plain, int level = 1) {
-    return catalog.add(dir.write(name, libbz2_compress(plain, level)).string());
-  }
-};
-
-// Polls until `pred` holds or `timeout` passes; returns whether it held.
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds timeout = std::chrono::milliseconds(kSanitized ? 60000 : 20000)) {
-  const auto end = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  return true;
-}
-
 TEST(CatalogConcurrent, FirstBuildThenLoadFromTheStore) {
-  CatalogSetup s;
+  CatalogRig s;
   const Bytes plain = text_bytes(400000, 1);
   const engine::FileRef f = s.add("a.bz2", plain);
   EXPECT_EQ(s.catalog.status(f).state, IndexState::kUnknown);
@@ -75,8 +44,8 @@ TEST(CatalogConcurrent, FirstBuildThenLoadFromTheStore) {
   EXPECT_TRUE(fs::exists(built.origin.index_path));
 
   // A second catalog (the next mount) loads it: no build.
-  engine::Engine engine2(CatalogSetup::options(1));
-  Catalog again(engine2, s.store);
+  CatalogOn next(s.store, 1);
+  Catalog& again = next.catalog;
   const engine::FileRef g = again.add(f->path());
   EXPECT_TRUE(again.load_if_current(g));
   const engine::IndexStatus loaded = again.status(g);
@@ -86,7 +55,7 @@ TEST(CatalogConcurrent, FirstBuildThenLoadFromTheStore) {
 }
 
 TEST(CatalogConcurrent, StatusShowsTheBuildWithoutWaiting) {
-  CatalogSetup s(1);
+  CatalogRig s(1);
   const engine::FileRef f = s.add("big.bz2", text_bytes(scaled(12000000, 4000000), 2));
   s.catalog.prepare(f, Need::kSoon);
   // Seen building, with a total, before it settles; status() itself never waits.
@@ -106,7 +75,7 @@ TEST(CatalogConcurrent, StatusShowsTheBuildWithoutWaiting) {
 }
 
 TEST(CatalogConcurrent, NotBzip2FailsAndEveryWaiterLearnsIt) {
-  CatalogSetup s;
+  CatalogRig s;
   const engine::FileRef f = s.catalog.add(s.dir.write("fake.bz2", to_bytes("not bzip2 at all\n")).string());
   EXPECT_FALSE(s.catalog.wait(f));
   const engine::IndexStatus st = s.catalog.status(f);
@@ -132,7 +101,7 @@ TEST(CatalogConcurrent, NotBzip2FailsAndEveryWaiterLearnsIt) {
 // race is between wait()'s look at the state and its sleep, a few instructions wide, so the test
 // runs it many times; each wait has a watchdog that stops it (a stopped wait returns false).
 TEST(CatalogConcurrent, AWaitRacingAChangeOfTheFileEndsWithItIndexedAgain) {
-  CatalogSetup s(2);
+  CatalogRig s(2);
   const Bytes plain = text_bytes(20000, 11);
   const engine::FileRef f = s.add("changing.bz2", plain);
   ASSERT_TRUE(s.catalog.wait(f));
@@ -180,14 +149,14 @@ TEST(CatalogConcurrent, AWaitRacingAChangeOfTheFileEndsWithItIndexedAgain) {
 }
 
 TEST(CatalogConcurrent, MissingSourceFails) {
-  CatalogSetup s;
+  CatalogRig s;
   const engine::FileRef f = s.catalog.add((s.dir.path() / "missing.bz2").string());
   EXPECT_FALSE(s.catalog.wait(f));
   EXPECT_NE(s.catalog.status(f).error.message().find("No such file"), std::string::npos) << s.catalog.status(f).error;
 }
 
 TEST(CatalogConcurrent, ASourceChangeMakesTheIndexStaleAndANewReader) {
-  CatalogSetup s;
+  CatalogRig s;
   const Bytes one = text_bytes(300000, 4), two = text_bytes(200000, 5);
   const engine::FileRef f = s.add("c.bz2", one);
   const std::shared_ptr<engine::Reader> r1 = reader_of(s.catalog, f);
@@ -210,7 +179,7 @@ TEST(CatalogConcurrent, ASourceChangeMakesTheIndexStaleAndANewReader) {
 }
 
 TEST(CatalogConcurrent, AStoppedWaitEndsAtOnceAndTheBuildGoesOn) {
-  CatalogSetup s(1);
+  CatalogRig s(1);
   const engine::FileRef f = s.add("slow.bz2", text_bytes(scaled(12000000, 4000000), 6));
   std::stop_source stop;
   std::thread stopper([&] {
@@ -233,7 +202,7 @@ TEST(CatalogConcurrent, AStoppedWaitEndsAtOnceAndTheBuildGoesOn) {
 }
 
 TEST(CatalogConcurrent, AFileSomeoneWaitsForIsBuiltNext) {
-  CatalogSetup s(1);
+  CatalogRig s(1);
   // f0 builds first (the queue was empty); f1, f2 queue behind it; f1 is then asked for. The
   // builds are held at their start until then: f0 must still be building when f1 is asked for
   // (on a slow machine the test's thread could otherwise lose the core for longer than f0's build).
@@ -258,7 +227,7 @@ TEST(CatalogConcurrent, AFileSomeoneWaitsForIsBuiltNext) {
 }
 
 TEST(CatalogConcurrent, RebuildBuildsACurrentIndexAgain) {
-  CatalogSetup s;
+  CatalogRig s;
   const engine::FileRef f = s.add("r.bz2", text_bytes(200000, 10));
   ASSERT_TRUE(s.catalog.wait(f));
   const auto first = s.catalog.status(f).index;
@@ -274,7 +243,7 @@ TEST(CatalogConcurrent, RebuildBuildsACurrentIndexAgain) {
 }
 
 TEST(CatalogConcurrent, ShutdownSettlesEveryWaitingFile) {
-  CatalogSetup s(1);
+  CatalogRig s(1);
   std::vector<engine::FileRef> files;
   for (int i = 0; i < 4; ++i) {
     std::string name = std::to_string(i);  // (not "s" + to_string: a GCC 12 -Wrestrict false positive)
@@ -306,7 +275,7 @@ TEST(CatalogConcurrent, ShutdownSettlesEveryWaitingFile) {
 }
 
 TEST(CatalogConcurrent, ManyThreadsWaitForOneBuild) {
-  CatalogSetup s;
+  CatalogRig s;
   const Bytes plain = text_bytes(scaled(3000000, 1000000), 11);
   const engine::FileRef f = s.add("many.bz2", plain);
   std::vector<std::thread> ts;
@@ -329,31 +298,24 @@ TEST(CatalogConcurrent, ManyThreadsWaitForOneBuild) {
 // of them has found no Reader and makes its own.
 TEST(CatalogConcurrent, OpensRacingForAFileShareOneReader) {
   constexpr int kThreads = 8;
-  struct GatedAccess final : engine::SourceAccess {
-    engine::PlainSourceAccess plain;
+  struct GatedAccess final : PlainAccess {
     mutable std::mutex mu;
     mutable std::condition_variable cv;
     mutable int arrived = 0;
     bool gated = false;
-    int open(const engine::CatalogFile& file, struct stat* st) const override {
+    base::Result<io::UniqueFd> open(const engine::CatalogFile& file, struct stat* st) const override {
       if (gated) {
         std::unique_lock lk(mu);
         ++arrived;
         cv.notify_all();
         cv.wait_for(lk, std::chrono::seconds(10), [&] { return arrived >= kThreads; });
       }
-      return plain.open(file, st);
-    }
-    int stat(const engine::CatalogFile& file, struct stat* st) const override { return plain.stat(file, st); }
-    int open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const override {
-      return plain.open_sidecar(file, dir_st);
+      return PlainAccess::open(file, st);
     }
   } access;
-  TempDir dir;
-  index::IndexStore store{(dir.path() / "idx").string()};
-  engine::Engine engine(CatalogSetup::options(2));
-  Catalog catalog{engine, store, &access};
-  const engine::FileRef f = catalog.add(dir.write("raced.bz2", libbz2_compress(text_bytes(200000, 12), 1)).string());
+  CatalogRig s(2, &access);
+  Catalog& catalog = s.catalog;
+  const engine::FileRef f = s.add("raced.bz2", text_bytes(200000, 12));
   ASSERT_TRUE(catalog.wait(f));  // indexed, and no Reader yet
   access.gated = true;
   std::vector<std::shared_ptr<engine::Reader>> readers(kThreads);

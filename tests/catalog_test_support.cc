@@ -2,8 +2,18 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 
 namespace mibz2::test {
+
+engine::EngineOptions options(unsigned threads, uint64_t cache_bytes, bool readahead) {
+  engine::EngineOptions o;
+  o.threads = threads;
+  o.cache_bytes = cache_bytes;
+  o.readahead = readahead;
+  return o;
+}
 
 void settle_guarded(engine::Catalog& catalog, const engine::FileRef& file) {
   if (!catalog.wait_for(file, kBuildTimeout)) {
@@ -23,15 +33,33 @@ std::shared_ptr<engine::Reader> reader_of(engine::Catalog& catalog, const engine
   return std::move(opened).value();
 }
 
-engine::IndexStatus obtain_guarded(const std::string& path, index::IndexStore& store, unsigned threads, bool rebuild) {
-  engine::EngineOptions options;
-  options.threads = threads;
-  engine::Engine engine(options);
-  engine::Catalog catalog(engine, store);
+CatalogOn::CatalogOn(index::IndexStore& store, unsigned threads, const engine::SourceAccess* access)
+    : engine(options(threads)), catalog(engine, store, access) {}
+
+engine::IndexStatus CatalogOn::obtain(const std::string& path, bool rebuild) {
   const engine::FileRef file = catalog.add(io::absolute_path(path));
   catalog.prepare(file, rebuild ? engine::Catalog::Need::kRebuild : engine::Catalog::Need::kNow);
   settle_guarded(catalog, file);
   return catalog.status(file);
+}
+
+engine::IndexStatus obtain_guarded(const std::string& path, index::IndexStore& store, unsigned threads, bool rebuild) {
+  return CatalogOn(store, threads).obtain(path, rebuild);
+}
+
+size_t TempStore::stored() const {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(store.dir(), ec)) n += e.path().extension() == ".idx";
+  return n;
+}
+
+engine::FileRef CatalogRig::add(const std::string& name, const Bytes& plain, int level) {
+  return add_file(name, libbz2_compress(plain, level));
+}
+
+engine::FileRef CatalogRig::add_file(const std::string& name, const Bytes& file) {
+  return catalog.add(dir.write(name, file).string());
 }
 
 }  // namespace mibz2::test

@@ -129,7 +129,7 @@ class HitPathConcurrent : public ::testing::TestWithParam<Lock> {};
 
 TEST_P(HitPathConcurrent, CachedReadsNeverWaitForTheLock) {
   const Source& s = text_source();
-  Engine e(options(2, uint64_t{64} << 20, /*readahead=*/false));
+  Engine e(options(2, kTestCacheBytes, /*readahead=*/false));
   auto reader = open_reader(e, 1, s);
   const uint64_t off = s.block_start(2) + 12345;
   ASSERT_TRUE(read_and_check(*reader, s, off, 4096));  // warm: block 2 is cached
@@ -149,7 +149,7 @@ TEST_P(HitPathConcurrent, CachedReadsWithReadAheadOnNeverWaitForTheLock) {
   // Read-ahead on, every block the policy may plan already cached: the hit path feeds the policy
   // and finds nothing to queue.
   const Source& s = text_source();
-  Engine e(options(2, uint64_t{64} << 20, /*readahead=*/true));
+  Engine e(options(2, kTestCacheBytes, /*readahead=*/true));
   auto reader = open_reader(e, 1, s);
   const size_t first = 1, warm = std::min<size_t>(s.blocks() - 2, first + 24);
   for (size_t b = first; b <= warm; ++b) ASSERT_TRUE(read_and_check(*reader, s, s.block_start(b), 1000));
@@ -173,7 +173,7 @@ INSTANTIATE_TEST_SUITE_P(Locks, HitPathConcurrent, ::testing::Values(Lock::kInfl
 // run on the pool; the insert there is what waits).
 TEST(HitPathReadAheadConcurrent, QueueingReadAheadNeverWaitsForAdmission) {
   const Source& s = text_source();
-  Engine e(options(2, uint64_t{64} << 20, /*readahead=*/true));
+  Engine e(options(2, kTestCacheBytes, /*readahead=*/true));
   auto reader = open_reader(e, 1, s);
   const uint64_t off = s.block_start(2) + 100;
   ASSERT_TRUE(read_and_check(*reader, s, off, 4096));
@@ -187,7 +187,7 @@ TEST(HitPathReadAheadConcurrent, QueueingReadAheadNeverWaitsForAdmission) {
 // the next read queues it), so a cached read never waits for a decode being queued.
 TEST(HitPathReadAheadConcurrent, QueueingReadAheadNeverWaitsForTheInflightMutex) {
   const Source& s = text_source();
-  Engine e(options(2, uint64_t{64} << 20, /*readahead=*/true));
+  Engine e(options(2, kTestCacheBytes, /*readahead=*/true));
   auto reader = open_reader(e, 1, s);
   const uint64_t off = s.block_start(2) + 100;
   ASSERT_TRUE(read_and_check(*reader, s, off, 4096));
@@ -202,7 +202,7 @@ TEST(HitPathReadAheadConcurrent, QueueingReadAheadNeverWaitsForTheInflightMutex)
 TEST(HitPathReadAheadConcurrent, ReadAheadSkippedForABusyInflightMutexIsQueuedByTheNextRead) {
   const Source& s = text_source();
   ASSERT_GE(s.blocks(), 6u);
-  Engine e(options(2, uint64_t{64} << 20, /*readahead=*/true));
+  Engine e(options(2, kTestCacheBytes, /*readahead=*/true));
   auto reader = open_reader(e, 1, s);
   const uint64_t base = s.block_start(2);
   ASSERT_GT(s.block_size(2), 4000u);

@@ -190,7 +190,7 @@ TEST(EngineConcurrent, ReadAheadOnAndOffGiveTheSameBytes) {
 
 TEST(EngineConcurrent, SequentialReadingIsServedByReadAhead) {
   const Source& s = text_source();
-  Engine e(options(4, uint64_t{64} << 20, true));
+  Engine e(options(4, kTestCacheBytes, true));
   auto reader = open_reader(e, 1, s);
   const size_t chunk = 128 * 1024;
   for (uint64_t off = 0; off < s.plain.size(); off += chunk) ASSERT_TRUE(read_and_check(*reader, s, off, chunk));
@@ -328,7 +328,7 @@ TEST(EngineConcurrent, BlocksHeldPastTheirEvictionLeaveNoRoomToGrowPastTheCapaci
 // block decoded meanwhile, and those were not kept (issue 23).
 TEST(EngineConcurrent, AReadWaitingForOneBlockHoldsNoOtherWholeBlock) {
   const Source& s = text_source();
-  Engine e(options(1, uint64_t{64} << 20, false));
+  Engine e(options(1, kTestCacheBytes, false));
   auto reader = open_reader(e, 1, s);
   ASSERT_TRUE(read_and_check(*reader, s, s.block_start(0), 100));
   std::latch worker_busy(1), release(1);
@@ -358,7 +358,7 @@ TEST(EngineConcurrent, SixteenReadersOfAColdBlockDecodeItOnce) {
     SCOPED_TRACE("block " + std::to_string(block));
     // One decoder thread, kept busy until every reader has asked: all 16 requests meet in the
     // in-flight table before any decode can start.
-    Engine e(options(1, uint64_t{64} << 20, false));
+    Engine e(options(1, kTestCacheBytes, false));
     auto reader = open_reader(e, 1, s);
     std::latch worker_busy(1), release(1);
     e.pool().submit(engine::Priority::kDemand, [&](engine::WorkerContext&) {
@@ -392,7 +392,7 @@ TEST(EngineConcurrent, SixteenReadersOfAColdBlockDecodeItOnce) {
 
 TEST(EngineConcurrent, SixteenReadersRacingForColdBlocksDecodeEachOnce) {
   const Source& s = text_source();
-  Engine e(options(4, uint64_t{64} << 20, false));
+  Engine e(options(4, kTestCacheBytes, false));
   auto reader = open_reader(e, 1, s);
   const size_t rounds = std::min<size_t>(s.blocks(), scaled(12, 4));
   for (size_t block = 0; block < rounds; ++block) {
@@ -415,7 +415,7 @@ TEST(EngineConcurrent, SixteenReadersRacingForColdBlocksDecodeEachOnce) {
 TEST(EngineConcurrent, AReadWaitingForADecodeHoldsNoThread) {
   const Source& s = text_source();
   ASSERT_GE(s.blocks(), 3u);
-  Engine e(options(1, uint64_t{64} << 20, false));
+  Engine e(options(1, kTestCacheBytes, false));
   auto reader = open_reader(e, 1, s);
   ASSERT_TRUE(read_and_check(*reader, s, s.block_start(0), 1000));  // block 0 is now cached
   std::latch worker_busy(1), release(1);
@@ -464,7 +464,7 @@ TEST(EngineConcurrent, AReadWaitingForADecodeHoldsNoThread) {
 // (ahead of the other read-ahead), and it is still decoded once.
 TEST(EngineConcurrent, DemandForAQueuedReadAheadBlockIsUpgraded) {
   const Source& s = text_source();
-  Engine e(options(1, uint64_t{64} << 20, true));
+  Engine e(options(1, kTestCacheBytes, true));
   auto reader = open_reader(e, 1, s);
   ASSERT_TRUE(read_and_check(*reader, s, 0, 1000));  // block 0 decoded; a stream starts
   std::latch worker_busy(1), release(1);
@@ -573,7 +573,7 @@ TEST(EngineConcurrent, UndecodableBlockGivesEioAndLaterBlocksReadAtShiftedOffset
   ASSERT_TRUE(s.index);
   ASSERT_TRUE(s.index->blocks[3].undecodable());
   ASSERT_EQ(s.blocks(), d->original.blocks());
-  Engine e(options(4, uint64_t{64} << 20, true));
+  Engine e(options(4, kTestCacheBytes, true));
   auto reader = open_reader(e, 1, s);
   std::vector<uint8_t> buf(5000);
   EXPECT_EQ(reader->read(s.block_start(3) + 7, 100, buf.data()), -EIO);
@@ -604,7 +604,7 @@ TEST(EngineConcurrent, SourceChangedUnderAnOpenReaderGivesEio) {
   ASSERT_GE(s.blocks(), 6u);
   FileLayout layout;
   ASSERT_TRUE(walk_file(s.file, &layout));
-  Engine e(options(2, uint64_t{64} << 20, false));
+  Engine e(options(2, kTestCacheBytes, false));
   auto reader = open_reader(e, 1, s);
   ASSERT_TRUE(read_and_check(*reader, s, s.block_start(0), 1000));
 
@@ -636,26 +636,26 @@ TEST(EngineConcurrent, SourceChangedUnderAnOpenReaderGivesEio) {
   EXPECT_EQ(reader->read(s.block_start(s.blocks() - 1), 1000, buf.data()), -EIO);
   EXPECT_EQ(reader->read(s.block_start(2), 1000, buf.data()), -EIO);
   // And the changed file cannot be opened with its old index.
-  std::string error;
-  EXPECT_FALSE(try_open(e, 2, s.path, s.index, &error));
-  EXPECT_FALSE(error.empty());
+  const base::Status refused = try_open(e, 2, s.path, s.index).status();
+  EXPECT_FALSE(refused.ok());
+  EXPECT_FALSE(refused.message().empty());
 }
 
 TEST(EngineConcurrent, OpenChecksTheFile) {
   const Source& s = text_source();
   Engine e(options(1, uint64_t{16} << 20, true));
-  std::string error;
-  EXPECT_FALSE(try_open(e, 1, s.path + ".missing", s.index, &error));
-  EXPECT_FALSE(error.empty());
+  const base::Status missing = try_open(e, 1, s.path + ".missing", s.index).status();
+  EXPECT_EQ(missing.code(), ENOENT) << missing;
+  EXPECT_FALSE(missing.message().empty());
   // Another file's index.
-  error.clear();
-  EXPECT_FALSE(try_open(e, 1, engine_corpus().files[1].path, s.index, &error));
-  EXPECT_FALSE(error.empty());
+  const base::Status other = try_open(e, 1, engine_corpus().files[1].path, s.index).status();
+  EXPECT_FALSE(other.ok());
+  EXPECT_FALSE(other.message().empty());
 }
 
 TEST(EngineConcurrent, ReadsAtTheEdges) {
   const Source& s = engine_corpus().files[3];  // two streams
-  Engine e(options(2, uint64_t{64} << 20, true));
+  Engine e(options(2, kTestCacheBytes, true));
   auto reader = open_reader(e, 1, s);
   const uint64_t total = s.plain.size();
   std::vector<uint8_t> buf(10);
@@ -673,7 +673,7 @@ TEST(EngineConcurrent, ReadsAtTheEdges) {
 
 TEST(EngineConcurrent, ForgetDropsAFilesBlocks) {
   const Source& s = text_source();
-  Engine e(options(2, uint64_t{64} << 20, false));
+  Engine e(options(2, kTestCacheBytes, false));
   auto reader = open_reader(e, 7, s);
   for (size_t b = 0; b < 4; ++b) ASSERT_TRUE(read_and_check(*reader, s, s.block_start(b), 100));
   EXPECT_TRUE(e.cache().contains({7, 2}));

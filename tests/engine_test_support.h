@@ -1,5 +1,5 @@
-// Helpers of the engine tests: indexed source files on disk, engines with given options, reads
-// checked against the original bytes, waiting for a condition with a deadline.
+// Helpers of the engine tests: indexed source files on disk and reads checked against the original
+// bytes (engines' options and waiting with a deadline: catalog_test_support.h, test_support.h).
 #pragma once
 
 #include <fcntl.h>
@@ -84,42 +84,23 @@ inline const EngineCorpus& engine_corpus() {
 }
 inline const Source& text_source() { return engine_corpus().files[0]; }
 
-inline engine::EngineOptions options(unsigned threads, uint64_t cache_bytes, bool readahead) {
-  engine::EngineOptions o;
-  o.threads = threads;
-  o.cache_bytes = cache_bytes;
-  o.readahead = readahead;
-  return o;
-}
-
-// Engine::open of `path` (opened and identified here, as the Catalog does) with `index`; null with
-// *error when it refuses.
-inline std::shared_ptr<engine::Reader> try_open(engine::Engine& e, uint64_t file_id, const std::string& path,
-                                                std::shared_ptr<const index::BlockIndex> index, std::string* error) {
+// Engine::open of `path` (opened and identified here, as the Catalog does) with `index`, or why it
+// refuses.
+inline base::Result<std::shared_ptr<engine::Reader>> try_open(engine::Engine& e, uint64_t file_id,
+                                                              const std::string& path,
+                                                              std::shared_ptr<const index::BlockIndex> index) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *error = std::strerror(errno);
-    return nullptr;
-  }
+  if (fd < 0) return base::Status::os_error(errno, std::strerror(errno));
   const base::Result<index::SourceIdentity> id = index::identify_source(fd);
-  if (!id.ok()) {
-    *error = id.status().message();
-    ::close(fd);
-    return nullptr;
-  }
-  base::Result<std::shared_ptr<engine::Reader>> reader = e.open(file_id, path, fd, *id, std::move(index));
-  if (!reader.ok()) {
-    *error = reader.status().message();
-    return nullptr;
-  }
-  return std::move(reader).value();
+  if (!id.ok()) ::close(fd);
+  MIBZ2_FORWARD_IF_ERROR(id);
+  return e.open(file_id, path, fd, *id, std::move(index));
 }
 
 inline std::shared_ptr<engine::Reader> open_reader(engine::Engine& e, uint64_t file_id, const Source& s) {
-  std::string error;
-  std::shared_ptr<engine::Reader> r = try_open(e, file_id, s.path, s.index, &error);
-  EXPECT_TRUE(r) << s.name << ": " << error;
-  return r;
+  base::Result<std::shared_ptr<engine::Reader>> r = try_open(e, file_id, s.path, s.index);
+  EXPECT_TRUE(r.ok()) << s.name << ": " << r.status();
+  return r.ok() ? std::move(r).value() : nullptr;
 }
 
 // Reads [offset, offset + length) and compares with the original; returns false (after a test
@@ -139,17 +120,6 @@ inline bool read_and_check(engine::Reader& r, const Source& s, uint64_t offset, 
     ADD_FAILURE() << s.name << ": read(" << offset << ", " << length << ") differs from the original at byte "
                   << offset + i;
     return false;
-  }
-  return true;
-}
-
-// Polls `condition` every millisecond until it holds or `timeout` passes; returns whether it held.
-inline bool eventually(const std::function<bool()>& condition,
-                       std::chrono::milliseconds timeout = std::chrono::seconds(kSanitized ? 60 : 20)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return true;
 }

@@ -147,7 +147,7 @@ TEST_F(FsMountTest, DamageIsNeverSilentAndGoodBytesAreExactlyBzip2s) {
       SCOPED_TRACE(name);
       const LibResult ref = libbz2_decompress(bytes);
       const index::BuildResult built = build_guarded(bytes, 1);
-      ASSERT_TRUE(built.ok) << built.error;
+      ASSERT_TRUE(built.ok()) << built.error;
       const index::BlockIndex& idx = built.index;
       const stdfs::path shown = mnt_ / shown_name(name);
 

@@ -30,18 +30,6 @@
 namespace mibz2::test {
 namespace {
 
-constexpr double kDeadline = 10;  // seconds; the watcher reports within about 50 ms
-
-// Polls `ok` until it holds or the deadline passes; whether it held.
-bool eventually(const std::function<bool()>& ok) {
-  const auto t0 = Clock::now();
-  for (;;) {
-    if (ok()) return true;
-    if (seconds_since(t0) > kDeadline) return false;
-    sleep_ms(20);
-  }
-}
-
 // stat's size, or -errno.
 long long size_of(const stdfs::path& p) {
   struct stat st;

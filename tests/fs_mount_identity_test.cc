@@ -91,7 +91,7 @@ TEST_F(FsMountTest, IndexOfAnotherFileWithTheSameIdentityNeverServesWrongBytes) 
   const StreamedFile a = streamed_file(24, 60000, 1402);
   const Bytes fa = a.file();
   const index::BuildResult built = build_guarded(fa, 1);
-  ASSERT_TRUE(built.ok);
+  ASSERT_TRUE(built.ok());
   ASSERT_EQ(built.index.blocks.size(), a.streams.size());
   const std::vector<size_t> sample = index::sample_blocks(built.index);
   size_t differ = SIZE_MAX;
@@ -176,11 +176,11 @@ TEST_F(FsMountTest, TwoMountsSharingAnIndexDirBuildingAtOnceEndWithOneValidIndex
   const std::vector<stdfs::path> indexes = files_with(idx_, ".idx");
   ASSERT_EQ(indexes.size(), 1u);
   EXPECT_TRUE(files_with(idx_, ".tmp.").empty()) << "a temporary file was left behind";
-  index::BlockIndex parsed;
-  std::string why;
-  ASSERT_TRUE(index::parse(as_span(read_file(indexes[0])), &parsed, &why)) << why;
+  const base::Result<index::BlockIndex> read_back = index::parse(as_span(read_file(indexes[0])));
+  ASSERT_TRUE(read_back.ok()) << read_back.status();
+  const index::BlockIndex& parsed = *read_back;
   const index::BuildResult fresh = build_guarded(file, 2);
-  ASSERT_TRUE(fresh.ok);
+  ASSERT_TRUE(fresh.ok());
   index::BlockIndex expected = fresh.index;
   expected.source = parsed.source;
   EXPECT_TRUE(same_index(parsed, expected));

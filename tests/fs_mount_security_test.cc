@@ -961,9 +961,8 @@ class FsSecurityIndexTest : public FsSecurityTest {
     h.update(bytes_.data() + index::kHeaderSize, bytes_.size() - index::kHeaderSize);
     put64(120, h.digest());
     write_file(index_file_, as_span(bytes_));
-    index::BlockIndex parsed;
-    std::string why;
-    verdict_ = index::parse(as_span(bytes_), &parsed, &why) ? "accepted by index::parse" : "rejected by index::parse: " + why;
+    const base::Result<index::BlockIndex> parsed = index::parse(as_span(bytes_));
+    verdict_ = parsed.ok() ? "accepted by index::parse" : "rejected by index::parse: " + parsed.status().message();
     std::printf("the edited index is %s\n", verdict_.c_str());
   }
 

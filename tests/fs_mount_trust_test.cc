@@ -69,10 +69,9 @@ uid_t owner_of(const stdfs::path& p) {
 }
 
 index::BlockIndex parsed(const Bytes& file) {
-  index::BlockIndex idx;
-  std::string why;
-  EXPECT_TRUE(index::parse(as_span(file), &idx, &why)) << why;
-  return idx;
+  base::Result<index::BlockIndex> idx = index::parse(as_span(file));
+  EXPECT_TRUE(idx.ok()) << idx.status();
+  return idx.ok() ? std::move(*idx) : index::BlockIndex();
 }
 
 // The attacker's edit (see the top of the file), as index/index_format.h writes it.

@@ -50,8 +50,8 @@ TEST(IndexCorpus, IndexEqualsSequentialDecode) {
     ASSERT_TRUE(walk_file(v.file, &layout));
 
     const index::BuildResult r = build_guarded(v.file, 1);
-    ASSERT_TRUE(r.ok) << r.error;
-    EXPECT_TRUE(r.error.empty());
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_TRUE(r.error.message().empty());
     EXPECT_TRUE(r.notes.empty()) << r.notes.front();
     EXPECT_TRUE(index_matches_layout(r.index, layout, seq.out.size()));
     // The block sizes add up to the total.
@@ -65,7 +65,7 @@ TEST(IndexCorpus, BlockAtMapsEveryBoundary) {
   for (const Variant& v : corpus()) {
     SCOPED_TRACE(v.name);
     const index::BuildResult r = build_guarded(v.file, 1);
-    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_TRUE(r.ok()) << r.error;
     const index::BlockIndex& idx = r.index;
     for (size_t i = 0; i < idx.blocks.size(); ++i) {
       const uint64_t start = idx.blocks[i].out_offset;
@@ -86,7 +86,7 @@ TEST(IndexCorpus, RandomRangesThroughTheIndexEqualTheOriginal) {
   for (const Variant& v : corpus()) {
     SCOPED_TRACE(v.name);
     const index::BuildResult r = build_guarded(v.file, 1);
-    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_TRUE(r.ok()) << r.error;
     const index::BlockIndex& idx = r.index;
     IndexedBytes reader(v.file, idx);
     const uint64_t total = v.plain.size();
@@ -159,7 +159,7 @@ TEST(IndexCorpus, ACheckedBlockKeepsTheBufferItsRecordSized) {
   for (const Variant& v : corpus()) {
     SCOPED_TRACE(v.name);
     const index::BuildResult r = build_guarded(v.file, 1);
-    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_TRUE(r.ok()) << r.error;
     const index::SpanBytes source(v.file);
     for (size_t b = 0; b < r.index.blocks.size(); ++b) {
       const uint64_t expect = r.index.block_size(b);
@@ -177,15 +177,14 @@ TEST(IndexCorpus, SerializeParseRoundTrip) {
   for (const Variant& v : corpus()) {
     SCOPED_TRACE(v.name);
     index::BuildResult r = build_guarded(v.file, 1);
-    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_TRUE(r.ok()) << r.error;
     r.index.source = {v.file.size(), 1234567890123456789ull, 4242, 0xF00DF00DF00DF00Dull};
     const std::vector<uint8_t> bytes = index::serialize(r.index);
     ASSERT_EQ(bytes.size(), index::kHeaderSize + 32 * r.index.blocks.size());
-    index::BlockIndex back;
-    std::string why;
-    ASSERT_TRUE(index::parse(bytes, &back, &why)) << why;
-    EXPECT_TRUE(same_index(back, r.index));
-    EXPECT_EQ(index::serialize(back), bytes);
+    const base::Result<index::BlockIndex> back = index::parse(bytes);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_TRUE(same_index(*back, r.index));
+    EXPECT_EQ(index::serialize(*back), bytes);
   }
 }
 
@@ -195,7 +194,7 @@ TEST(IndexThreadsConcurrent, OneTwoAndFourThreadsGiveIdenticalIndexes) {
   for (const Variant& v : corpus()) {
     SCOPED_TRACE(v.name);
     const index::BuildResult one = build_guarded(v.file, 1);
-    ASSERT_TRUE(one.ok) << one.error;
+    ASSERT_TRUE(one.ok()) << one.error;
     const std::vector<uint8_t> want = index::serialize(one.index);
     struct Config {
       unsigned threads;
@@ -206,7 +205,7 @@ TEST(IndexThreadsConcurrent, OneTwoAndFourThreadsGiveIdenticalIndexes) {
                                                    : std::vector<Config>{{2, 0}, {4, 0}, {4, 1}, {2, 3}, {4, 64}};
     for (const Config c : configs) {
       const index::BuildResult other = build_guarded(v.file, c.threads, c.window);
-      ASSERT_TRUE(other.ok) << other.error;
+      ASSERT_TRUE(other.ok()) << other.error;
       EXPECT_TRUE(same_index(other.index, one.index)) << c.threads << " threads, window " << c.window;
       EXPECT_EQ(index::serialize(other.index), want) << c.threads << " threads, window " << c.window;
       EXPECT_EQ(other.notes, one.notes);
@@ -219,14 +218,14 @@ TEST(IndexThreadsConcurrent, ManyBuildsOfTheSameFileAtOnce) {
   // once): each gets the index a lone build gets.
   const Variant& v = corpus()[2];  // level3, several blocks
   const index::BuildResult want = build_guarded(v.file, 1);
-  ASSERT_TRUE(want.ok);
+  ASSERT_TRUE(want.ok());
   std::vector<index::BuildResult> got(4);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < got.size(); ++i)
     threads.emplace_back([&, i] { got[i] = build_guarded(v.file, 2, 1 + i); });
   for (auto& t : threads) t.join();
   for (const auto& g : got) {
-    ASSERT_TRUE(g.ok);
+    ASSERT_TRUE(g.ok());
     EXPECT_TRUE(same_index(g.index, want.index));
   }
 }
@@ -243,8 +242,8 @@ TEST(IndexBuildConcurrent, CancelEndsABuildAtOnce) {
     EXPECT_TRUE(builder.wait_finished(std::chrono::seconds(kSanitized ? 120 : 20)));
     for (auto& t : workers) t.join();
     const index::BuildResult r = builder.take_result();
-    if (!r.ok) {
-      EXPECT_EQ(r.error, "cancelled");
+    if (!r.ok()) {
+      EXPECT_EQ(r.error.message(), "cancelled"); EXPECT_EQ(r.error.code(), ECANCELED);
     }
     builder.cancel();  // again: harmless
   }
@@ -312,7 +311,7 @@ TEST(IndexBuilder, DecodingStartsAfterAShortFirstScan) {
   drive_builder(builder);
   const index::BuildResult got = builder.take_result();
   const index::BuildResult want = build_guarded(file, 1);
-  ASSERT_TRUE(got.ok) << got.error;
+  ASSERT_TRUE(got.ok()) << got.error;
   EXPECT_EQ(got.index.blocks.size(), want.index.blocks.size());
   EXPECT_EQ(got.index.decompressed_size, plain.size());
   size_t largest = 0;
@@ -353,7 +352,7 @@ TEST(IndexBuilder, AFileDenseWithMarksHoldsBoundedCandidatesAndIsIndexedExactly)
   EXPECT_GT(most, kWindow);
   EXPECT_LE(most, 2 * kWindow + index::IndexBuilder::kMaxScanMarks);
   const index::BuildResult r = builder.take_result();
-  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.index.blocks.size(), 3000u);
   EXPECT_TRUE(index_matches_layout(r.index, layout, sf.plain().size()));
 }
@@ -445,7 +444,7 @@ const Faultable& faultable() {
 // same bytes without the fault build whole, as if it had never been.
 TEST(IndexBuilder, AReadErrorFailsTheBuildWithItsErrnoNeverATruncation) {
   const Faultable& f = faultable();
-  ASSERT_TRUE(f.whole.ok) << f.whole.error;
+  ASSERT_TRUE(f.whole.ok()) << f.whole.error;
   ASSERT_GE(f.whole.index.blocks.size(), 4u) << "meant to have several blocks";
   const uint64_t size = f.file.size();
   for (const uint64_t at : {uint64_t{0}, size / 3, size / 2, size - 1}) {
@@ -453,20 +452,20 @@ TEST(IndexBuilder, AReadErrorFailsTheBuildWithItsErrnoNeverATruncation) {
       SCOPED_TRACE("fault at byte " + std::to_string(at) + ", " + std::to_string(threads) + " threads");
       const FaultyBytes bytes(std::make_unique<index::SpanBytes>(f.file), at, at + 1);
       const index::BuildResult r = build_guarded(bytes, threads);
-      EXPECT_FALSE(r.ok);
-      EXPECT_EQ(r.read_errno, EIO);
+      EXPECT_FALSE(r.ok());
+      EXPECT_EQ(r.error.code(), EIO);
       EXPECT_EQ(r.index.truncated_at_bit, 0u) << "a read error taken for the end of the file";
       EXPECT_EQ(r.index.damaged_blocks, 0u) << "a read error taken for damage";
-      EXPECT_NE(r.error.find("read error at byte"), std::string::npos) << r.error;
-      EXPECT_NE(r.error.find("Input/output error (EIO)"), std::string::npos) << r.error;
+      EXPECT_NE(r.error.message().find("read error at byte"), std::string::npos) << r.error;
+      EXPECT_NE(r.error.message().find("Input/output error (EIO)"), std::string::npos) << r.error;
       EXPECT_GT(bytes.failed_reads(), 0u);
     }
   }
   std::atomic<bool> on{false};
   const FaultyBytes later(std::make_unique<index::SpanBytes>(f.file), size / 2, size / 2 + 1, &on);
   const index::BuildResult r = build_guarded(later, 2);
-  ASSERT_TRUE(r.ok) << r.error;
-  EXPECT_EQ(r.read_errno, 0);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.error.code(), 0);
   EXPECT_TRUE(same_index(r.index, f.whole.index));
   EXPECT_EQ(r.index.decompressed_size, f.plain.size());
 }
@@ -520,8 +519,8 @@ TEST(PipeBytes, AReadErrorIsNoEndOfTheInput) {
   EXPECT_EQ(pipe.error(), EISDIR);
   EXPECT_EQ(pipe.size(), index::SourceBytes::kUnknownSize);
   const index::BuildResult built = build_guarded(pipe, 1);
-  EXPECT_FALSE(built.ok);
-  EXPECT_EQ(built.read_errno, EISDIR);
+  EXPECT_FALSE(built.ok());
+  EXPECT_EQ(built.error.code(), EISDIR);
   ::close(fd);
 }
 

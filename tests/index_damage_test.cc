@@ -40,7 +40,7 @@ const Base& base() {
     x.file = concat({&fa, &fc});
     if (!walk_file(x.file, &x.layout)) std::abort();
     index::BuildResult r = build_guarded(x.file, 1);
-    if (!r.ok) std::abort();
+    if (!r.ok()) std::abort();
     x.index = r.index;
     for (size_t i = 0; i < x.layout.blocks.size(); ++i)
       if (x.layout.blocks[i].stream == 1) {
@@ -115,7 +115,7 @@ TEST(IndexDamage, CrcMismatchBlockKeepsItsPlaceAndSize) {
     EXPECT_FALSE(libbz2_decompress(bad).ok);
 
     const index::BuildResult r = build_guarded(bad, 1);
-    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_TRUE(r.ok()) << r.error;
     BlockIndex want = b.index;
     want.blocks[k].flags |= BlockRecord::kCrcMismatch;
     want.damaged_blocks = 1;
@@ -162,7 +162,7 @@ TEST(IndexDamage, BrokenTablesMakeAnUndecodableBlockAndLaterBlocksStay) {
     EXPECT_FALSE(decode_ours(bad).ok());
 
     const index::BuildResult r = build_guarded(bad, 1);
-    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_TRUE(r.ok()) << r.error;
     int64_t shift = 0;
     const BlockIndex want = undecodable_expectation(k, &shift);
     EXPECT_TRUE(same_index(r.index, want)) << all_notes(r.notes);
@@ -188,7 +188,7 @@ TEST(IndexDamage, BadOriginPointerIsUndecodableWithAKnownExtent) {
     ASSERT_TRUE(res.symbols_read);
 
     const index::BuildResult r = build_guarded(bad, 1);
-    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_TRUE(r.ok()) << r.error;
     int64_t shift = 0;
     const BlockIndex want = undecodable_expectation(k, &shift);
     EXPECT_TRUE(same_index(r.index, want)) << all_notes(r.notes);
@@ -205,7 +205,7 @@ TEST(IndexDamage, TwoDamagedBlocks) {
   flip_bit(bad, *crc_bit);
   flip_bit(bad, *table_bit);
   const index::BuildResult r = build_guarded(bad, 1);
-  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_TRUE(r.ok()) << r.error;
   int64_t shift = 0;
   BlockIndex want = undecodable_expectation(5, &shift);
   want.blocks[1].flags |= BlockRecord::kCrcMismatch;
@@ -221,7 +221,7 @@ TEST(IndexDamage, StreamCrcMismatchMakesTheStreamsLastBlockUnreadable) {
   Bytes bad = b.file;
   flip_bit(bad, b.layout.eos_bits[0] + 48 + 7);  // in stream A's combined CRC
   const index::BuildResult r = build_guarded(bad, 1);
-  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_TRUE(r.ok()) << r.error;
   BlockIndex want = b.index;
   want.flags = BlockIndex::kStreamCrcMismatch | BlockIndex::kHasDamage;
   want.blocks[b.stream_b_first_block - 1].flags |= BlockRecord::kStreamCrcMismatch;
@@ -293,11 +293,11 @@ TEST(IndexDamage, FileCutAnywhereEndsInAnUnreadableNominalBlock) {
     const Bytes part = slice(b.file, 0, cut);
     const index::BuildResult r = build_guarded(part, 1);
     if (cut < 4) {
-      EXPECT_FALSE(r.ok);
-      EXPECT_FALSE(r.error.empty());
+      EXPECT_FALSE(r.ok());
+      EXPECT_FALSE(r.error.message().empty());
       continue;
     }
-    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_TRUE(r.ok()) << r.error;
     const BlockIndex want = truncated_expectation(cut);
     EXPECT_TRUE(same_index(r.index, want)) << all_notes(r.notes);
     if (want.truncated_at_bit) {
@@ -336,7 +336,7 @@ TEST(IndexDamage, TrailingGarbageIsCountedAndIgnored) {
     const LibResult lib = libbz2_decompress(file);
     ASSERT_TRUE(lib.ok) << "bzip2 ignores it too";
     const index::BuildResult r = build_guarded(file, 1);
-    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_TRUE(r.ok()) << r.error;
     BlockIndex want = b.index;
     want.trailing_bytes = g.size();
     EXPECT_TRUE(same_index(r.index, want));
@@ -367,8 +367,8 @@ TEST(IndexDamage, NotBzip2OrEmptyIsRefusedWithAReason) {
   for (const auto& [name, data, phrase] : cases) {
     SCOPED_TRACE(name);
     const index::BuildResult r = build_guarded(data, 1);
-    EXPECT_FALSE(r.ok);
-    EXPECT_NE(r.error.find(phrase), std::string::npos) << r.error;
+    EXPECT_FALSE(r.ok());
+    EXPECT_NE(r.error.message().find(phrase), std::string::npos) << r.error;
     EXPECT_TRUE(r.index.blocks.empty());
 
     const std::string path = dir.write(name + ".bz2", data).string();
@@ -388,8 +388,8 @@ TEST(IndexDamage, HeaderFollowedByNothingUsableFinishes) {
   junk.insert(junk.end(), noise.begin(), noise.end());
   for (const Bytes& data : {to_bytes("BZh9"), junk}) {
     const index::BuildResult r = build_guarded(data, 1);
-    if (!r.ok) {
-      EXPECT_FALSE(r.error.empty());
+    if (!r.ok()) {
+      EXPECT_FALSE(r.error.message().empty());
       continue;
     }
     // Nothing readable: one nominal block that reads as errors, never an empty file.
@@ -465,7 +465,7 @@ void check_random_flip(uint64_t bit, const index::BuildResult& r) {
                 : part == Part::kEndOfStream ? std::string("an end-of-stream marker")
                                              : std::string("padding")) +
                all_notes(r.notes));
-  if (!r.ok) {
+  if (!r.ok()) {
     // Only a broken first header makes the whole file unusable.
     EXPECT_LT(bit, 32u) << r.error;
     return;
@@ -474,9 +474,8 @@ void check_random_flip(uint64_t bit, const index::BuildResult& r) {
   flip_bit(bad, bit);
   BlockIndex idx = r.index;
   idx.source.size = bad.size();
-  BlockIndex parsed;
-  std::string why;
-  ASSERT_TRUE(index::parse(index::serialize(idx), &parsed, &why)) << "malformed index: " << why;
+  const base::Result<BlockIndex> parsed = index::parse(index::serialize(idx));
+  ASSERT_TRUE(parsed.ok()) << "malformed index: " << parsed.status();
   uint64_t sum = 0;
   for (size_t i = 0; i < idx.blocks.size(); ++i) sum += idx.block_size(i);
   EXPECT_EQ(sum, idx.decompressed_size);
@@ -545,7 +544,7 @@ TEST(IndexDamage, DamagedEndOfStreamBeforeAHigherLevelStreamLosesNothingElse) {
   Bytes bad = file;
   flip_bit(bad, layout.eos_bits[0] + 10);  // inside stream A's end-of-stream magic
   const index::BuildResult r = build_guarded(bad, 1);
-  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_TRUE(r.ok()) << r.error;
   IndexedBytes reader(bad, r.index);
   const Bytes plain = concat({&a, &c});
   for (size_t i = 0; i < layout.blocks.size(); ++i) {
@@ -582,7 +581,7 @@ TEST(IndexDamage, AStretchShorterThanABlockMagicGivesAValidIndex) {
   for (const Bytes& data : inputs) {
     SCOPED_TRACE(::testing::PrintToString(data));
     const index::BuildResult r = build_guarded(data, 1);
-    if (!r.ok) continue;
+    if (!r.ok()) continue;
     EXPECT_GE(r.index.damaged_blocks, 1u) << "bzip2 rejects every one of these";
     for (const BlockRecord& rec : r.index.blocks)
       if (rec.undecodable() && !rec.truncated() && rec.bit_length < 48) ++stretches;
@@ -590,9 +589,8 @@ TEST(IndexDamage, AStretchShorterThanABlockMagicGivesAValidIndex) {
     idx.source.size = data.size();
     const std::vector<uint8_t> bytes = index::serialize(idx);
     EXPECT_LE(bytes.size(), index::max_index_file_size(data.size()));
-    BlockIndex parsed;
-    std::string why;
-    EXPECT_TRUE(index::parse(bytes, &parsed, &why)) << "malformed index: " << why;
+    const base::Result<BlockIndex> parsed = index::parse(bytes);
+    EXPECT_TRUE(parsed.ok()) << "malformed index: " << parsed.status();
   }
   EXPECT_GT(stretches, 0u) << "no input gave a stretch shorter than 48 bits: the test tests nothing";
 }
@@ -611,15 +609,14 @@ TEST(IndexDamage, ABlockRightAfterAnEmptyStreamsRecordGivesAValidIndex) {
     data.insert(data.end(), good.begin(), good.end());
     SCOPED_TRACE("combined CRC " + std::to_string(bad_crc));
     const index::BuildResult r = build_guarded(data, 1);
-    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_TRUE(r.ok()) << r.error;
     ASSERT_EQ(r.index.blocks.size(), 2u) << all_notes(r.notes);
     EXPECT_TRUE(r.index.blocks[0].stream_crc_mismatch());
     EXPECT_FALSE(r.index.blocks[1].damaged());
     BlockIndex idx = r.index;
     idx.source.size = data.size();
-    BlockIndex parsed;
-    std::string why;
-    EXPECT_TRUE(index::parse(index::serialize(idx), &parsed, &why)) << "malformed index: " << why;
+    const base::Result<BlockIndex> parsed = index::parse(index::serialize(idx));
+    EXPECT_TRUE(parsed.ok()) << "malformed index: " << parsed.status();
   }
 }
 
@@ -649,8 +646,8 @@ TEST(IndexDamageConcurrent, DamagedFilesGiveTheSameIndexOnAnyNumberOfThreads) {
     for (unsigned threads : {2u, 4u}) {
       for (size_t window : {size_t{1}, size_t{3}, size_t{0}}) {
         const index::BuildResult other = build_guarded(data, threads, window);
-        ASSERT_EQ(other.ok, one.ok) << threads << " threads, window " << window;
-        EXPECT_EQ(other.error, one.error);
+        ASSERT_EQ(other.ok(), one.ok()) << threads << " threads, window " << window;
+        EXPECT_EQ(other.error.message(), one.error.message());
         EXPECT_TRUE(same_index(other.index, one.index)) << threads << " threads, window " << window;
         EXPECT_EQ(other.notes, one.notes) << threads << " threads, window " << window;
       }
@@ -731,7 +728,7 @@ TEST(IndexDamage, ADamagedStretchLongerThan512MiBKeepsItsLength) {
   auto damaged_length = [&](uint64_t gap, BlockIndex* idx) {
     const GapBytes bytes(head, gap, tail);
     index::BuildResult r = build_source(bytes);
-    EXPECT_TRUE(r.ok) << r.error;
+    EXPECT_TRUE(r.ok()) << r.error;
     EXPECT_EQ(r.index.blocks.size(), 2 + b.index.blocks.size() - b.stream_b_first_block) << all_notes(r.notes);
     if (r.index.blocks.size() < 2) return uint64_t{0};
     EXPECT_TRUE(r.index.blocks[1].undecodable());
@@ -750,10 +747,9 @@ TEST(IndexDamage, ADamagedStretchLongerThan512MiBKeepsItsLength) {
   ASSERT_EQ(big_idx.blocks.size(), small_idx.blocks.size());
   EXPECT_EQ(big_idx.blocks[2].start_bit(), small_idx.blocks[2].start_bit() + (big_gap - small_gap) * 8);
   big_idx.source.size = head.size() + big_gap + tail.size();
-  BlockIndex parsed;
-  std::string reason;
-  ASSERT_TRUE(index::parse(index::serialize(big_idx), &parsed, &reason)) << reason;
-  EXPECT_EQ(parsed.blocks[1].bit_length, big);
+  const base::Result<BlockIndex> parsed = index::parse(index::serialize(big_idx));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->blocks[1].bit_length, big);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // bzip2) is checked in its records, flags, notes and result.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <string>
 #include <vector>
 
@@ -154,8 +155,8 @@ TEST(BlockResolver, CleanStreamAsksForScanThenEachDecodeInOrder) {
   EXPECT_EQ(r.need().kind, Kind::kNothing);
   EXPECT_EQ(r.candidate(2), nullptr);  // a finished resolution keeps no candidate
   const BuildResult res = r.take_result();
-  EXPECT_TRUE(res.ok);
-  EXPECT_TRUE(res.error.empty());
+  EXPECT_TRUE(res.ok());
+  EXPECT_TRUE(res.error.ok());
   EXPECT_TRUE(res.notes.empty());
   ASSERT_EQ(res.index.blocks.size(), 2u);
   expect_record(res.index.blocks[0], b0, b1, 0, 11, 9, BlockRecord::kStreamStart);
@@ -186,7 +187,7 @@ TEST(BlockResolver, PiecesScannedOneAfterAnotherAreAskedForWhenTheCursorPassesTh
   decoded(r, 1, good_block(b1, eos, 2, 20), size);
   ASSERT_TRUE(r.finished());
   const BuildResult res = r.take_result();
-  EXPECT_TRUE(res.ok);
+  EXPECT_TRUE(res.ok());
   EXPECT_EQ(res.index.blocks.size(), 2u);
   EXPECT_EQ(res.index.decompressed_size, 30u);
 }
@@ -199,7 +200,7 @@ TEST(BlockResolver, TwoStreamsOfOtherLevels) {
       marks(good_block(kHeaderBits, eos_a, 5, 100), end_of_stream(eos_a, combined({5}), {StreamStart::kStream, 5}),
             good_block(b_b, eos_b, 6, 200), end_of_stream(eos_b, combined({6}))),
       size, {StreamStart::kStream, 1});
-  EXPECT_TRUE(res.ok);
+  EXPECT_TRUE(res.ok());
   EXPECT_TRUE(res.notes.empty());
   ASSERT_EQ(res.index.blocks.size(), 2u);
   expect_record(res.index.blocks[0], kHeaderBits, eos_a, 0, 5, 1, BlockRecord::kStreamStart);
@@ -218,7 +219,7 @@ TEST(BlockResolver, FalseMagicInsideABlockIsPassedWithoutItsDecode) {
   // The marks inside the first block were never waited for: they start before its end.
   ASSERT_TRUE(r.finished());
   const BuildResult res = r.take_result();
-  EXPECT_TRUE(res.ok);
+  EXPECT_TRUE(res.ok());
   EXPECT_TRUE(res.notes.empty());
   ASSERT_EQ(res.index.blocks.size(), 2u);
   EXPECT_EQ(res.index.blocks[1].first_bit, b1);
@@ -238,7 +239,7 @@ BuildResult first_block_then_a_sound_one(Candidate first, int level, uint32_t eo
 // the notes are `notes`.
 void expect_damaged_then_sound(const BuildResult& res, uint32_t first_crc, uint8_t flags, uint64_t out_offset,
                                int level, const std::vector<std::string>& notes) {
-  EXPECT_TRUE(res.ok);
+  EXPECT_TRUE(res.ok());
   ASSERT_EQ(res.index.blocks.size(), 2u);
   expect_record(res.index.blocks[0], kHeaderBits, kSecond, 0, first_crc, level, BlockRecord::kStreamStart | flags);
   expect_record(res.index.blocks[1], kSecond, kEos, out_offset, 0x2222, level, 0);
@@ -304,7 +305,7 @@ TEST(BlockResolver, DamagedStretchIsResynchronisedAtTheNextGoodBlock) {
   decoded(r, 2, good_block(b2, eos, 33, 500), size);
   ASSERT_TRUE(r.finished());
   const BuildResult res = r.take_result();
-  EXPECT_TRUE(res.ok);
+  EXPECT_TRUE(res.ok());
   ASSERT_EQ(res.index.blocks.size(), 2u);
   expect_record(res.index.blocks[0], kHeaderBits, b2, 0, 0, 9, BlockRecord::kStreamStart | BlockRecord::kUndecodable);
   expect_record(res.index.blocks[1], b2, eos, 900000, 33, 9, 0);
@@ -321,7 +322,7 @@ TEST(BlockResolver, NoMarkWhereOneMustStartIsResynchronisedAtAPlausibleEndOfStre
   const uint64_t eos = 9000, size = bytes_of(eos + kEosBits);
   Candidate b0 = good_block(kHeaderBits, 5000, 11, 900);
   const BuildResult res = resolve_all(marks(std::move(b0), end_of_stream(eos, 0x1234)), size, kLevel9);
-  EXPECT_TRUE(res.ok);
+  EXPECT_TRUE(res.ok());
   ASSERT_EQ(res.index.blocks.size(), 2u);
   expect_record(res.index.blocks[1], 5000, eos, 900, 0, 9, BlockRecord::kUndecodable);
   ASSERT_EQ(res.notes.size(), 2u);
@@ -352,7 +353,7 @@ TEST(BlockResolver, NewStreamAfterDamageStartsAtTheBlockAfterItsHeader) {
   const BuildResult res = resolve_all(marks(bad_block(kHeaderBits, ErrorCode::kBadTableCount), std::move(second_try),
                                             end_of_stream(eos_b, combined({44}))),
                                       size, kLevel9);
-  EXPECT_TRUE(res.ok);
+  EXPECT_TRUE(res.ok());
   ASSERT_EQ(res.index.blocks.size(), 2u);
   expect_record(res.index.blocks[0], kHeaderBits, b_b, 0, 0, 9, BlockRecord::kStreamStart | BlockRecord::kUndecodable);
   expect_record(res.index.blocks[1], b_b, eos_b, 900000, 44, 2, BlockRecord::kStreamStart);
@@ -367,7 +368,7 @@ TEST(BlockResolver, NothingDecodableAfterDamageEndsTheFile) {
   const BuildResult res =
       resolve_all(marks(bad_block(kHeaderBits, ErrorCode::kBadTableCount), bad_block(6000, ErrorCode::kBadHuffmanCode)),
                   size, kLevel9);
-  EXPECT_TRUE(res.ok);
+  EXPECT_TRUE(res.ok());
   ASSERT_EQ(res.index.blocks.size(), 1u);
   expect_record(res.index.blocks[0], kHeaderBits, size * 8, 0, 0, 9,
                 BlockRecord::kStreamStart | BlockRecord::kTruncated);
@@ -385,7 +386,7 @@ TEST(BlockResolver, NothingDecodableAfterDamageEndsTheFile) {
 // cut at `cut_bit`: the rest stands as one truncated record of a nominal size, with one note.
 void expect_cut_after_one_block(const BuildResult& res, uint64_t first_end, uint64_t cut_bit, uint64_t size,
                                 const std::string& why) {
-  EXPECT_TRUE(res.ok);  // a truncated file is indexed (and reads fail where it was cut)
+  EXPECT_TRUE(res.ok());  // a truncated file is indexed (and reads fail where it was cut)
   ASSERT_EQ(res.index.blocks.size(), 2u);
   expect_record(res.index.blocks[0], kHeaderBits, first_end, 0, 11, 9, BlockRecord::kStreamStart);
   expect_record(res.index.blocks[1], cut_bit, size * 8, 900, 0, 9, BlockRecord::kTruncated);
@@ -437,7 +438,7 @@ TEST(BlockResolver, FileCutInsideTheNextStreamHeader) {
 TEST(BlockResolver, EmptyStreamWithACombinedCrcOtherThanZero) {
   const uint64_t size = bytes_of(kHeaderBits + kEosBits);
   const BuildResult res = resolve_all(marks(end_of_stream(kHeaderBits, 0x00c0ffee)), size, {StreamStart::kStream, 4});
-  EXPECT_TRUE(res.ok);
+  EXPECT_TRUE(res.ok());
   ASSERT_EQ(res.index.blocks.size(), 1u);
   expect_record(res.index.blocks[0], kHeaderBits, kHeaderBits + kEosBits, 0, 0, 4,
                 BlockRecord::kStreamStart | BlockRecord::kStreamCrcMismatch | BlockRecord::kUndecodable);
@@ -452,7 +453,7 @@ TEST(BlockResolver, EmptyStreamWithACombinedCrcOtherThanZero) {
 TEST(BlockResolver, EmptyStreamWithACombinedCrcOfZeroIsSound) {
   const uint64_t size = bytes_of(kHeaderBits + kEosBits);
   const BuildResult res = resolve_all(marks(end_of_stream(kHeaderBits, 0)), size, kLevel9);
-  EXPECT_TRUE(res.ok);
+  EXPECT_TRUE(res.ok());
   EXPECT_TRUE(res.index.blocks.empty());
   EXPECT_EQ(res.index.stream_count, 1u);
   EXPECT_TRUE(res.notes.empty());
@@ -463,7 +464,7 @@ TEST(BlockResolver, StreamCrcMismatchMarksTheStreamsLastBlock) {
   const BuildResult res = resolve_all(marks(good_block(kHeaderBits, b1, 11, 900), good_block(b1, eos, 0x2222, 700),
                                             end_of_stream(eos, combined({0x2222, 11}))),
                                       size, kLevel9);
-  EXPECT_TRUE(res.ok);
+  EXPECT_TRUE(res.ok());
   ASSERT_EQ(res.index.blocks.size(), 2u);
   EXPECT_EQ(res.index.blocks[0].flags, BlockRecord::kStreamStart);
   expect_record(res.index.blocks[1], b1, eos, 900, 0x2222, 9, BlockRecord::kStreamCrcMismatch);
@@ -498,7 +499,7 @@ TEST(BlockResolver, TrailingGarbageIsCounted) {
   const BuildResult res = resolve_all(
       marks(good_block(kHeaderBits, eos, 11, 900), end_of_stream(eos, combined({11}), {StreamStart::kNotBzip2, 0})),
       size, kLevel9);
-  EXPECT_TRUE(res.ok);
+  EXPECT_TRUE(res.ok());
   EXPECT_EQ(res.index.trailing_bytes, 16u);
   EXPECT_EQ(res.index.flags, 0u);
   ASSERT_EQ(res.notes.size(), 1u);
@@ -510,31 +511,32 @@ TEST(BlockResolver, TrailingGarbageOfASourceReadOnceIsNotMeasured) {
   const BuildResult res = resolve_all(
       marks(good_block(kHeaderBits, eos, 11, 900), end_of_stream(eos, combined({11}), {StreamStart::kNotBzip2, 0})),
       SourceBytes::kUnknownSize, kLevel9);
-  EXPECT_TRUE(res.ok);
+  EXPECT_TRUE(res.ok());
   EXPECT_EQ(res.index.trailing_bytes, 1u);
   ASSERT_EQ(res.notes.size(), 1u);
   EXPECT_EQ(res.notes[0], "trailing garbage after the last stream ignored, from byte " + std::to_string(end));
 }
 
-TEST(BlockResolver, NotBzip2) {
-  const BuildResult res = resolve_all(marks(), 13, {StreamStart::kNotBzip2, 0});
-  EXPECT_FALSE(res.ok);
-  EXPECT_EQ(res.error, "not a bzip2 file (no \"BZh1\"..\"BZh9\" header)");
-  EXPECT_TRUE(res.index.blocks.empty());
-  EXPECT_EQ(res.index.stream_count, 0u);
-}
-
-TEST(BlockResolver, EmptyFile) {
-  const BuildResult res = resolve_all(marks(), 0, {StreamStart::kEnd, 0});
-  EXPECT_FALSE(res.ok);
-  EXPECT_EQ(res.error, "empty file (no bzip2 stream header)");
-}
-
-TEST(BlockResolver, FileCutInsideTheFirstHeader) {
-  const BuildResult res = resolve_all(marks(), 3, {StreamStart::kTruncated, 0});
-  EXPECT_FALSE(res.ok);
-  EXPECT_EQ(res.error, "file ends inside the bzip2 stream header");
-  EXPECT_TRUE(res.index.blocks.empty());
+// A file whose start is no usable bzip2: no index, bad input (EILSEQ), and the words that say why.
+TEST(BlockResolver, AStartThatIsNotBzip2IsBadInput) {
+  const struct {
+    uint64_t size;
+    StreamStart start;
+    const char* why;
+  } cases[] = {
+      {13, StreamStart::kNotBzip2, "not a bzip2 file (no \"BZh1\"..\"BZh9\" header)"},
+      {0, StreamStart::kEnd, "empty file (no bzip2 stream header)"},
+      {3, StreamStart::kTruncated, "file ends inside the bzip2 stream header"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.why);
+    const BuildResult res = resolve_all(marks(), c.size, {c.start, 0});
+    EXPECT_FALSE(res.ok());
+    EXPECT_EQ(res.error.message(), c.why);
+    EXPECT_EQ(res.error.code(), EILSEQ);
+    EXPECT_TRUE(res.index.blocks.empty());
+    EXPECT_EQ(res.index.stream_count, 0u);
+  }
 }
 
 // ---- the sink, and an end from outside ----------------------------------------------------------
@@ -579,7 +581,7 @@ TEST(BlockResolver, SinkGetsEachBlockInOrderWithItsBytesButDamagedOnes) {
   const BuildResult res =
       resolve_all(marks(std::move(c0), std::move(c1), std::move(c2), end_of_stream(eos, combined({11, 0x2222, 33}))),
                   size, kLevel9, &sink);
-  EXPECT_TRUE(res.ok);
+  EXPECT_TRUE(res.ok());
   EXPECT_TRUE(sink.finished);
   ASSERT_EQ(sink.handed.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
@@ -600,18 +602,18 @@ TEST(BlockResolver, FailEndsTheBuildWithItsErrorOnce) {
                 &kLevel9);
   r.resolve(size);
   ASSERT_EQ(r.need().kind, Kind::kDecode);
-  r.fail("read error at byte 600 (a read of 20 bytes): Input/output error (EIO)", 5);
+  r.fail(base::Status::os_error(EIO, "read error at byte 600 (a read of 20 bytes): Input/output error (EIO)"));
   EXPECT_TRUE(r.finished());
   EXPECT_TRUE(sink.finished);
   EXPECT_EQ(r.candidate(1), nullptr);  // a decode that comes back now finds its candidate gone
   EXPECT_EQ(r.first_seq(), 3u);
-  r.fail("cancelled");                                              // too late: the first end stands
+  r.fail(base::Status::error(ECANCELED, "cancelled"));              // too late: the first end stands
   r.add_scanned(marks(pending_block(20000)), size, true, nullptr);  // kept by no one
   EXPECT_EQ(r.end_seq(), 3u);
   const BuildResult res = r.take_result();
-  EXPECT_FALSE(res.ok);
-  EXPECT_EQ(res.error, "read error at byte 600 (a read of 20 bytes): Input/output error (EIO)");
-  EXPECT_EQ(res.read_errno, 5);
+  EXPECT_FALSE(res.ok());
+  EXPECT_EQ(res.error.message(), "read error at byte 600 (a read of 20 bytes): Input/output error (EIO)");
+  EXPECT_EQ(res.error.code(), EIO);
   ASSERT_EQ(res.index.blocks.size(), 1u);
   EXPECT_EQ(res.index.decompressed_size, 900u);
 }

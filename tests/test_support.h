@@ -3,9 +3,11 @@
 // hand-made blocks, temporary directories and shell commands.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -188,6 +190,14 @@ Bytes make_stream(int level, const std::vector<BlockSpec>& blocks);
 // The bytes a decoder must produce from pre-RLE1 bytes (RLE1 undone), or nullopt if the bytes end
 // inside a run of four with no count byte.
 std::optional<Bytes> rle1_decode(std::span<const uint8_t> pre_rle1);
+
+// ---- waiting ----------------------------------------------------------------------------------
+
+// Polls `condition` (after 100 us, then less often, at least every millisecond) until it holds or
+// `timeout` passes; returns whether it held. The bound only ends a wait for something that never
+// comes: a test asserts what happens, never when.
+bool eventually(const std::function<bool()>& condition,
+                std::chrono::milliseconds timeout = std::chrono::seconds(kSanitized ? 60 : 20));
 
 // ---- files and programs -----------------------------------------------------------------------
 

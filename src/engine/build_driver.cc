@@ -189,7 +189,7 @@ void BuildDriver::fail_build(Build& build, const std::exception& e) {
     std::lock_guard lk(build.mu);
     build.cancelled_as = ENOMEM;
   }
-  build.builder->cancel(std::string("cannot index: ") + e.what());
+  build.builder->cancel(base::Status::error(ENOMEM, std::string("cannot index: ") + e.what()));
 }
 
 void BuildDriver::submit_jobs(const std::shared_ptr<Build>& build, unsigned n, Priority priority) {
@@ -343,13 +343,10 @@ void BuildDriver::finish_build(const std::shared_ptr<Build>& build) {
     moved = build->moved;
   }
   // A stream's consumer that stopped stopped the pass, even if the decoders had finished by then.
-  if (cancelled_as == ECANCELED && r.ok) {
-    r.ok = false;
-    r.error = index::IndexBuilder::kCancelled;
-  }
+  if (cancelled_as == ECANCELED && r.ok()) r.error = index::IndexBuilder::cancelled();
   if (build->once) {
     // Nothing to check, store or log: the result goes to stream_once, which waits for the file.
-    const bool ok = r.ok;
+    const bool ok = r.ok();
     build->once_result = std::move(r);
     build->file->end_pass(ok);
     release(build, /*bytes=*/false);
@@ -362,8 +359,8 @@ void BuildDriver::finish_build(const std::shared_ptr<Build>& build) {
     std::lock_guard lk(mu_);
     stopping = stopping_;
   }
-  if (!stopping && (moved || (r.ok && source_changed(*build)))) end_changed(*build);
-  else if (!r.ok) end_failed(*build, std::move(r), stopping, cancelled_as);
+  if (!stopping && (moved || (r.ok() && source_changed(*build)))) end_changed(*build);
+  else if (!r.ok()) end_failed(*build, std::move(r), stopping, cancelled_as);
   else end_built(*build, std::move(r));
   if (!build->stream) {
     // The queue's build: its slot goes to the next.
@@ -395,13 +392,11 @@ void BuildDriver::end_failed(const Build& build, index::BuildResult r, bool stop
     return;
   }
   // A read of the source that failed says nothing of its content: never the file's fault.
-  base::Status why = cancelled_as  ? base::Status::error(cancelled_as, r.error)
-                     : r.read_errno ? base::Status::os_error(r.read_errno, r.error)
-                                    : base::Status::error(EILSEQ, r.error);
+  base::Status why = cancelled_as ? base::Status::error(cancelled_as, r.error.message()) : r.error;
   if (base::is_environment(why)) {
     outcomes_.failed_for_now(build.file, std::move(why), std::move(origin));
   } else {
-    if (r.error != index::IndexBuilder::kCancelled) spdlog::error("{}: cannot index: {}", path, r.error);
+    if (!base::is_stopped(r.error)) spdlog::error("{}: cannot index: {}", path, r.error.message());
     outcomes_.failed(build.file, std::move(why), std::move(origin));
   }
 }

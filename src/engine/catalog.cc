@@ -47,7 +47,7 @@ void Catalog::settle_ready(const FileRef& file, std::shared_ptr<const index::Blo
 
 void Catalog::settle_failed(const FileRef& file, base::Status why, IndexOrigin origin) {
   struct stat st;
-  const bool known = access_.stat(*file, &st) == 0;
+  const bool known = access_.stat(*file, &st).ok();
   if (!base::is_stopped(why)) {
     std::lock_guard lk(mu_);
     ++failures_;
@@ -159,7 +159,7 @@ IndexStatus Catalog::status(const FileRef& file) const { return file->status(); 
 
 bool Catalog::refresh(const FileRef& file) {
   struct stat st;
-  if (access_.stat(*file, &st) != 0) return false;  // gone: the open will fail on its own
+  if (!access_.stat(*file, &st).ok()) return false;  // gone: the open will fail on its own
   const index::SourceIdentity now = index::SourceIdentity::from_stat(st);
   std::shared_ptr<const index::BlockIndex> confirming;
   if (file->compare(now, &confirming) == CatalogFile::Change::kNone) return false;

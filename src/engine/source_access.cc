@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "engine/catalog_file.h"
 #include "index/index_store.h"
@@ -11,16 +12,28 @@
 
 namespace mibz2::engine {
 
-int sidecar_open_result(int fd_or_errno) { return fd_or_errno == -ENAMETOOLONG ? -ENOENT : fd_or_errno; }
+base::Result<io::UniqueFd> source_opened(int fd_or_errno) {
+  if (fd_or_errno >= 0) return io::UniqueFd(fd_or_errno);
+  return base::Status::os_error(-fd_or_errno, "cannot open: " + index::errno_words(-fd_or_errno));
+}
+
+base::Result<io::UniqueFd> sidecar_opened(int fd_or_errno, const CatalogFile& file) {
+  if (fd_or_errno >= 0) return io::UniqueFd(fd_or_errno);
+  const int e = fd_or_errno == -ENAMETOOLONG ? ENOENT : -fd_or_errno;
+  return base::Status::os_error(e, "cannot open " + file.path() + index::kSidecarSuffix + ": " + std::strerror(e));
+}
+
+base::Status source_stated(int errno_value) {
+  if (errno_value == 0) return {};
+  return base::Status::os_error(errno_value, "cannot stat: " + index::errno_words(errno_value));
+}
 
 base::Result<OpenedSource> open_source(const SourceAccess& access, const CatalogFile& file) {
   struct stat st;
   OpenedSource opened;
-  opened.fd.reset(access.open(file, &st));
-  if (!opened.fd.valid()) {
-    const int e = -opened.fd.release();
-    return base::Status::os_error(e, "cannot open: " + index::errno_words(e));
-  }
+  base::Result<io::UniqueFd> fd = access.open(file, &st);
+  MIBZ2_FORWARD_IF_ERROR(fd);
+  opened.fd = std::move(fd).value();
   base::Result<index::SourceIdentity> id = index::identify_source(opened.fd.get());
   MIBZ2_FORWARD_IF_ERROR(id);  // its words say what failed, and where
   opened.id = *id;
@@ -31,24 +44,23 @@ std::unique_ptr<index::SourceBytes> SourceAccess::bytes(int fd, uint64_t size) c
   return std::make_unique<index::FdBytes>(fd, size);
 }
 
-int PlainSourceAccess::open(const CatalogFile& file, struct stat* st) const {
-  return io::open_regular(file.path().c_str(), st);
+base::Result<io::UniqueFd> PlainSourceAccess::open(const CatalogFile& file, struct stat* st) const {
+  return source_opened(io::open_regular(file.path().c_str(), st));
 }
 
-int PlainSourceAccess::open_sidecar(const CatalogFile& file, struct stat* dir_st) const {
+base::Result<io::UniqueFd> PlainSourceAccess::open_sidecar(const CatalogFile& file, struct stat* dir_st) const {
   const std::string path = file.path() + index::kSidecarSuffix;
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  const int dfd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return -errno;
+  const io::UniqueFd dfd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!dfd.valid()) return sidecar_opened(-errno, file);
   struct stat st;
-  const int fd = io::open_regular_in(dfd, path.c_str() + (slash == std::string::npos ? 0 : slash + 1), &st, dir_st);
-  close(dfd);
-  return sidecar_open_result(fd);
+  return sidecar_opened(
+      io::open_regular_in(dfd.get(), path.c_str() + (slash == std::string::npos ? 0 : slash + 1), &st, dir_st), file);
 }
 
-int PlainSourceAccess::stat(const CatalogFile& file, struct stat* st) const {
-  return ::stat(file.path().c_str(), st) == 0 ? 0 : errno;
+base::Status PlainSourceAccess::stat(const CatalogFile& file, struct stat* st) const {
+  return source_stated(::stat(file.path().c_str(), st) == 0 ? 0 : errno);
 }
 
 }  // namespace mibz2::engine

@@ -22,16 +22,16 @@ class SourceAccess {
  public:
   virtual ~SourceAccess() = default;
   // Opens the file's source read-only: a regular file, never blocking, never a controlling
-  // terminal. Returns the descriptor and fills *st, or returns -errno.
-  virtual int open(const CatalogFile& file, struct stat* st) const = 0;
-  // The source's attributes, without opening it or following a final symlink. 0 or an errno value.
-  virtual int stat(const CatalogFile& file, struct stat* st) const = 0;
+  // terminal. Returns the descriptor and fills *st, or why not (source_opened's words).
+  virtual base::Result<io::UniqueFd> open(const CatalogFile& file, struct stat* st) const = 0;
+  // The source's attributes, without opening it or following a final symlink; or why not.
+  virtual base::Status stat(const CatalogFile& file, struct stat* st) const = 0;
   // Opens the file's sidecar index (its path + index::kSidecarSuffix) read-only, the same way as
   // the source but never through a symlink as its last component, as a name in its directory:
-  // returns the descriptor, or -errno (-ENOENT when there is none, also when its name would be too
-  // long to exist: sidecar_open_result), and fills *dir_st with fstat of the directory descriptor
-  // it was opened beneath (for the trust rule, index/index_trust.h).
-  virtual int open_sidecar(const CatalogFile& file, struct stat* dir_st) const = 0;
+  // returns the descriptor, or why not (ENOENT when there is none, also when its name would be too
+  // long to exist: sidecar_opened), and fills *dir_st with fstat of the directory descriptor it
+  // was opened beneath (for the trust rule, index/index_trust.h).
+  virtual base::Result<io::UniqueFd> open_sidecar(const CatalogFile& file, struct stat* dir_st) const = 0;
   // The bytes of a source open() opened (`fd`, not owned, of `size` bytes), as the catalog reads
   // them to build or validate its index: index::FdBytes (pread, read errors carried as errors).
   // A test may put faults in between.
@@ -47,18 +47,23 @@ struct OpenedSource {
 // cannot be opened, stated or read; the words say which, with the errno).
 base::Result<OpenedSource> open_source(const SourceAccess& access, const CatalogFile& file);
 
-// What an open of a sidecar returned, as open_sidecar returns it. A sidecar's name is its source's
-// with ".mibz2idx" added: for a source whose name is within 9 bytes of the longest the file system
-// allows (NAME_MAX, 255 bytes on most), the sidecar's cannot exist (ENAMETOOLONG), and there is
-// simply no sidecar (-ENOENT), nothing to warn about.
-int sidecar_open_result(int fd_or_errno);
+// The words of every access, from what an open of the io layer returned (a descriptor, or -errno):
+// the source's descriptor, or "cannot open: No such file or directory (ENOENT)".
+base::Result<io::UniqueFd> source_opened(int fd_or_errno);
+// The same for `file`'s sidecar ("cannot open PATH.mibz2idx: ..."). A sidecar's name is its
+// source's with ".mibz2idx" added: for a source whose name is within 9 bytes of the longest the file
+// system allows (NAME_MAX, 255 bytes on most), the sidecar's cannot exist (ENAMETOOLONG), and there
+// is simply no sidecar (ENOENT), nothing to warn about.
+base::Result<io::UniqueFd> sidecar_opened(int fd_or_errno, const CatalogFile& file);
+// stat(2)'s 0 or errno value, in words.
+base::Status source_stated(int errno_value);
 
 // For paths a user named on a command line: symlinks followed, as any program follows them.
 class PlainSourceAccess final : public SourceAccess {
  public:
-  int open(const CatalogFile& file, struct stat* st) const override;
-  int stat(const CatalogFile& file, struct stat* st) const override;
-  int open_sidecar(const CatalogFile& file, struct stat* dir_st) const override;
+  base::Result<io::UniqueFd> open(const CatalogFile& file, struct stat* st) const override;
+  base::Status stat(const CatalogFile& file, struct stat* st) const override;
+  base::Result<io::UniqueFd> open_sidecar(const CatalogFile& file, struct stat* dir_st) const override;
 };
 
 }  // namespace mibz2::engine

@@ -64,15 +64,14 @@ StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
   // checked against a sample of the source's blocks: it comes from elsewhere.
   const std::string sidecar = file.path() + index::kSidecarSuffix;
   struct stat sidecar_dir;
-  if (const int sfd = access_.open_sidecar(file, &sidecar_dir); sfd >= 0) {
-    index::LoadedIndex got = index::read_index_file(sfd, sidecar_dir, sidecar, id);
-    close(sfd);
+  if (const base::Result<io::UniqueFd> sfd = access_.open_sidecar(file, &sidecar_dir); sfd.ok()) {
+    index::LoadedIndex got = index::read_index_file(sfd->get(), sidecar_dir, sidecar, id);
     IndexOrigin from_sidecar;
     from_sidecar.index_path = sidecar;
     from_sidecar.sidecar = true;
     if (consider(std::move(got), std::move(from_sidecar), /*sample=*/true)) return found;
-  } else if (sfd != -ENOENT) {
-    not_used.push_back("cannot open " + sidecar + ": " + std::strerror(-sfd));
+  } else if (sfd.status().code() != ENOENT) {
+    not_used.push_back(sfd.status().message());
   }
 
   std::string why;

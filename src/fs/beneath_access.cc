@@ -9,27 +9,27 @@
 
 namespace mibz2::fs {
 
-int BeneathAccess::open(const engine::CatalogFile& file, struct stat* st) const {
+base::Result<io::UniqueFd> BeneathAccess::open(const engine::CatalogFile& file, struct stat* st) const {
   const auto rel = root_.relative(file.path());
-  if (!rel) return -ENOENT;
+  if (!rel) return engine::source_opened(-ENOENT);
   const int fd = root_.open(*rel, io::SourceRoot::Kind::kRegular, st);
   if (fd >= 0 && (static_cast<uint64_t>(st->st_dev) != file.device() || static_cast<uint64_t>(st->st_ino) != file.inode())) {
     close(fd);
-    return -ESTALE;
+    return engine::source_opened(-ESTALE);
   }
-  return fd;
+  return engine::source_opened(fd);
 }
 
-int BeneathAccess::open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const {
+base::Result<io::UniqueFd> BeneathAccess::open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const {
   const auto rel = root_.relative(file.path());
-  if (!rel) return -ENOENT;
+  if (!rel) return engine::sidecar_opened(-ENOENT, file);
   struct stat st;
-  return engine::sidecar_open_result(root_.open_in_dir(*rel + index::kSidecarSuffix, &st, dir_st));
+  return engine::sidecar_opened(root_.open_in_dir(*rel + index::kSidecarSuffix, &st, dir_st), file);
 }
 
-int BeneathAccess::stat(const engine::CatalogFile& file, struct stat* st) const {
+base::Status BeneathAccess::stat(const engine::CatalogFile& file, struct stat* st) const {
   const auto rel = root_.relative(file.path());
-  return rel ? root_.lstat(*rel, st) : ENOENT;
+  return engine::source_stated(rel ? root_.lstat(*rel, st) : ENOENT);
 }
 
 }  // namespace mibz2::fs

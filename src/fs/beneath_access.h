@@ -11,10 +11,10 @@ namespace mibz2::fs {
 class BeneathAccess final : public engine::SourceAccess {
  public:
   explicit BeneathAccess(const io::SourceRoot& root) : root_(root) {}
-  int open(const engine::CatalogFile& file, struct stat* st) const override;
-  int stat(const engine::CatalogFile& file, struct stat* st) const override;
+  base::Result<io::UniqueFd> open(const engine::CatalogFile& file, struct stat* st) const override;
+  base::Status stat(const engine::CatalogFile& file, struct stat* st) const override;
   // The sidecar beneath SOURCE like any other file there (no symlink, a regular file only).
-  int open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const override;
+  base::Result<io::UniqueFd> open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const override;
 
  private:
   const io::SourceRoot& root_;

@@ -213,8 +213,8 @@ Outcome cat_stream(IndexAccess& access, int fd, const char* name) {
     std::fprintf(stderr, "mibz2 cat: %s: %s\n", name, damage.c_str());
     return stopped(kExitDataError);
   }
-  if (!r.ok) {
-    std::fprintf(stderr, "mibz2 cat: %s: %s\n", name, r.error.c_str());
+  if (!r.ok()) {
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", name, r.error.message().c_str());
     return stopped(kExitDataError);
   }
   for (const std::string& n : r.notes) std::fprintf(stderr, "mibz2 cat: %s: %s\n", name, n.c_str());
@@ -223,14 +223,12 @@ Outcome cat_stream(IndexAccess& access, int fd, const char* name) {
 
 // A FILE that is a stream: opened (a fifo waits for its writer), then read as standard input is.
 Outcome cat_named_stream(IndexAccess& access, const char* path) {
-  const int fd = open_stream(path);
-  if (fd < 0) {
-    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, std::strerror(-fd));
+  const base::Result<io::UniqueFd> fd = open_stream(path);
+  if (!fd.ok()) {
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, fd.status().message().c_str());
     return skipped(kExitEnvironment);
   }
-  const Outcome r = cat_stream(access, fd, path);
-  ::close(fd);
-  return r;
+  return cat_stream(access, fd->get(), path);
 }
 
 bool is_stdin(const std::string& name) { return name == "-"; }

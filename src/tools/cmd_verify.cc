@@ -30,21 +30,25 @@ bool report(const std::string& name, const index::BlockIndex& idx) {
 // `fd` -1: open `path` first.
 int verify_stream(IndexAccess& access, const std::string& path, int fd) {
   const std::string name = fd >= 0 ? std::string("(stdin)") : path;
-  const bool opened = fd < 0;
-  if (opened) fd = open_stream(path);
+  io::UniqueFd own;  // the stream opened here, closed as the pass is done
   if (fd < 0) {
-    std::fprintf(stderr, "mibz2 verify: %s: %s\n", name.c_str(), std::strerror(-fd));
-    return kExitEnvironment;
+    base::Result<io::UniqueFd> opened = open_stream(path);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "mibz2 verify: %s: %s\n", name.c_str(), opened.status().message().c_str());
+      return kExitEnvironment;
+    }
+    own = std::move(opened).value();
+    fd = own.get();
   }
   const StreamPass pass = pass_stream(access, fd, [](const index::BlockStream::Block&) { return true; });
-  if (opened) ::close(fd);
+  own.reset();
   const index::BuildResult& r = pass.result;
   if (pass.read_error) {
     std::fprintf(stderr, "mibz2 verify: %s: reading: %s\n", name.c_str(), std::strerror(pass.read_error));
     return kExitEnvironment;
   }
-  if (!r.ok) {
-    std::fprintf(stderr, "mibz2 verify: %s: %s\n", name.c_str(), r.error.c_str());
+  if (!r.ok()) {
+    std::fprintf(stderr, "mibz2 verify: %s: %s\n", name.c_str(), r.error.message().c_str());
     return kExitDataError;
   }
   for (const std::string& n : r.notes) std::fprintf(stderr, "mibz2 verify: %s: %s\n", name.c_str(), n.c_str());

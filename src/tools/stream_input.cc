@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "index/pipe_bytes.h"
 
@@ -24,15 +25,15 @@ std::string stream_kind(const std::string& path) {
   }
 }
 
-int open_stream(const std::string& path) {
+base::Result<io::UniqueFd> open_stream(const std::string& path) {
   // Blocking (a fifo waits for its writer, as bzip2 waits), never a controlling terminal.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return -errno;
-  struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    return -EISDIR;
+  io::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC));
+  if (!fd.valid()) {
+    const int e = errno;
+    return base::Status::os_error(e, std::strerror(e));
   }
+  struct stat st;
+  MIBZ2_RETURN_ERROR_IF(fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode), EISDIR, std::strerror(EISDIR));
   return fd;
 }
 

@@ -10,8 +10,10 @@
 #include <functional>
 #include <string>
 
+#include "base/status.h"
 #include "index/block_stream.h"
 #include "index/index_builder.h"
+#include "io/unique_fd.h"
 #include "tools/index_access.h"
 
 namespace mibz2::tools {
@@ -23,8 +25,8 @@ namespace mibz2::tools {
 std::string stream_kind(const std::string& path);
 
 // Opens a stream read-only. Like bzip2, it waits on a fifo until a writer comes. Returns the
-// descriptor or -errno (EISDIR if it became a directory meanwhile).
-int open_stream(const std::string& path);
+// descriptor, or why not in strerror's words (EISDIR if it became a directory meanwhile).
+base::Result<io::UniqueFd> open_stream(const std::string& path);
 
 // The message of index and info for a stream: it is not indexed, and what reads it instead.
 std::string not_indexed_message(const std::string& kind);
