@@ -119,11 +119,16 @@ TEST_F(FsMountTest, IndexOfAnotherFileWithTheSameIdentityNeverServesWrongBytes) 
   MOUNT_OR_RETURN(m);
 
   const ReadAll first = read_all(mnt_ / "b");
-  EXPECT_TRUE(first.error == 0 || first.error == EIO) << std::strerror(first.error);
   const size_t n = std::min(first.data.size(), plain_b.size());
   EXPECT_TRUE(first.data.size() <= plain_b.size() && std::equal(first.data.begin(), first.data.begin() + n, plain_b.begin()))
       << "wrong bytes served through another file's index";
-  EXPECT_EQ(first.error, EIO) << "the block that differs was served: the per-read check did not see it";
+  // The read that meets the block fails with EIO; the node is then retired, so a later read by the
+  // same descriptor may instead get ESTALE, when the kernel asks for the old node's attributes
+  // first (man mibz2fs, "a descriptor opened before may also get ESTALE"): which one comes first
+  // is the kernel's timing (ESTALE seen in CI under ASan).
+  EXPECT_TRUE(first.error == EIO || first.error == ESTALE)
+      << "the block that differs was served: the per-read check did not see it ("
+      << (first.error ? std::strerror(first.error) : "no error") << ")";
   const ReadAll second = read_all(mnt_ / "b");
   EXPECT_EQ(second.error, 0) << std::strerror(second.error);
   EXPECT_TRUE(same_bytes(second.data, plain_b)) << "after the rebuild";
