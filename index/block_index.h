@@ -59,6 +59,11 @@ inline constexpr uint64_t max_block_output(int level) { return uint64_t(level) *
 // The nominal size an undecodable or truncated block of `level` stands for.
 inline constexpr uint64_t nominal_block_size(int level) { return uint64_t(level) * 100000; }
 
+// A block's newline count, or the file's line count, that is not known: the block is damaged, or
+// the index was made by a version without line counts (FORMAT.md).
+inline constexpr uint32_t kUnknownNewlines = UINT32_MAX;
+inline constexpr uint64_t kUnknownLines = UINT64_MAX;
+
 // Identity of the source file an index belongs to.
 struct SourceIdentity {
   uint64_t size = 0;
@@ -101,6 +106,14 @@ struct BlockIndex {
   uint64_t truncated_at_bit = 0;  // nonzero: the file ends inside a stream there
   uint32_t flags = 0;
   uint32_t damaged_blocks = 0;
+  // Per block, the '\n' bytes of its decoded bytes (kUnknownNewlines for a damaged record); empty
+  // for an index without line counts (format version 2, or one made by hand in a test).
+  std::vector<uint32_t> newlines;
+  // Lines of the decompressed file as `sed` counts them (its newlines, plus one when it does not
+  // end with one), or kUnknownLines. Read line positions through index::LineMap (line_map.h).
+  uint64_t line_count = kUnknownLines;
+
+  bool has_line_counts() const { return !blocks.empty() ? newlines.size() == blocks.size() : line_count == 0; }
 
   // Index of the block holding decompressed byte `offset` (offset < decompressed_size).
   size_t block_at(uint64_t offset) const;

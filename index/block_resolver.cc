@@ -206,6 +206,7 @@ void BlockResolver::stream_crc_mismatch(uint32_t stored) {
     BlockRecord& last = idx.blocks.back();
     const bool counted = last.damaged();
     last.flags |= BlockRecord::kStreamCrcMismatch;
+    idx.newlines.back() = kUnknownNewlines;  // a damaged record's bytes are never counted
     if (!counted) count_damage(last);
     note("stream " + std::to_string(idx.stream_count) + " combined CRC mismatch at " + bits_where(cursor_ + 48) +
          " (stored " + hex32(stored) + ", blocks give " + hex32(combined_crc_) + "): its last block, block " +
@@ -226,7 +227,7 @@ void BlockResolver::resolve_block(Candidate& c) {
   const size_t block_no = result_.index.blocks.size();
 
   if (!c.error && r.bwt_length <= max_len) {
-    add_block(c.bit, 0, c.size, r.end_bit, r.stored_crc, &c.bytes);
+    add_block(c.bit, 0, c.size, r.end_bit, r.stored_crc, &c);
     combined_crc_ = bz2::combine_stream_crc(combined_crc_, r.stored_crc);
     cursor_ = r.end_bit;
     return;
@@ -318,14 +319,15 @@ void BlockResolver::resync() {
 }
 
 void BlockResolver::add_block(uint64_t start_bit, uint8_t flags, uint64_t size, uint64_t end_bit, uint32_t crc,
-                              bz2::ByteBuffer* bytes) {
+                              Candidate* decoded) {
   if (first_in_stream_) flags |= BlockRecord::kStreamStart;
   first_in_stream_ = false;
   const BlockRecord record = BlockRecord::make(start_bit, level_, flags, out_offset_, end_bit - start_bit, crc);
-  if (sink_)
-    sink_->on_block(result_.index.blocks.size(), record,
-                    bytes && !record.damaged() ? std::move(*bytes) : bz2::ByteBuffer());
+  const bool sound = decoded && !record.damaged();
+  if (sink_) sink_->on_block(result_.index.blocks.size(), record, sound ? std::move(decoded->bytes) : bz2::ByteBuffer());
   result_.index.blocks.push_back(record);
+  result_.index.newlines.push_back(sound ? decoded->newlines : kUnknownNewlines);
+  if (sound) ends_with_newline_ = decoded->ends_with_newline;
   out_offset_ += size;
   if (record.damaged()) count_damage(record);
 }
@@ -349,7 +351,15 @@ void BlockResolver::end_truncated(uint64_t bit, std::string why) {
 
 void BlockResolver::finish() {
   phase_ = Phase::kFinished;
-  result_.index.decompressed_size = out_offset_;
+  BlockIndex& idx = result_.index;
+  idx.decompressed_size = out_offset_;
+  // Lines as sed counts them: a last line without its newline is a line too. After any damage the
+  // count is unknown (a damaged block's bytes are never counted; FORMAT.md).
+  if (!idx.damaged_blocks) {
+    uint64_t newlines = 0;
+    for (uint32_t n : idx.newlines) newlines += n;
+    idx.line_count = newlines + (out_offset_ > 0 && !ends_with_newline_ ? 1 : 0);
+  }
   if (result_.index.stream_count == 0 && result_.error.ok())
     result_.error = base::Status::error(EILSEQ, "no bzip2 stream found");
   // Decoded bytes kept for a sink are not needed any more. Decodes still running find their

@@ -112,9 +112,10 @@ class BlockResolver {
   // A stream of `level` starts at the cursor `first_bit` (just after its header).
   void begin_stream(int level, uint64_t first_bit);
   static bool plausible_end_of_stream(const Candidate& c);
-  // Records a resolved block; with a sink also hands it its bytes (moved).
+  // Records a resolved block; `decoded`: the candidate whose decode it is, for a sound block (its
+  // newline count; with a sink its bytes are handed on, moved), or null.
   void add_block(uint64_t start_bit, uint8_t flags, uint64_t size, uint64_t end_bit, uint32_t crc,
-                 bz2::ByteBuffer* bytes);
+                 Candidate* decoded);
   void count_damage(const BlockRecord& record);
   void end_truncated(uint64_t bit, std::string why);
   void stream_crc_mismatch(uint32_t stored);
@@ -142,6 +143,7 @@ class BlockResolver {
   bool first_in_stream_ = false;
   size_t stream_first_block_ = 0;  // the first record of the current stream
   uint64_t out_offset_ = 0;
+  bool ends_with_newline_ = false;  // the last sound block's last byte is '\n'
   BuildResult result_;
 };
 

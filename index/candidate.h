@@ -31,6 +31,8 @@ struct Candidate {
   bz2::BlockResult block;     // end_bit in file bits
   uint64_t size = 0;          // decoded bytes (valid when block.bytes_produced)
   bool next_is_mark = false;  // a block or end-of-stream mark starts at block.end_bit
+  uint32_t newlines = 0;      // '\n' bytes among the decoded bytes (FORMAT.md, newline counts)
+  bool ends_with_newline = false;  // the last decoded byte is '\n'
   bz2::ByteBuffer bytes;      // with a sink: the decoded bytes
   // Blocks, by the scan: a stream header right before it (a stream that starts after damage).
   bz2::StreamStart header_before = bz2::StreamStart::kNotBzip2;

@@ -4,6 +4,7 @@
 
 #include "bz2/bit_reader.h"
 #include "bz2/stream_parser.h"
+#include "index/newline_count.h"
 
 namespace mibz2::index {
 namespace {
@@ -239,6 +240,8 @@ IndexBuilder::Step IndexBuilder::decode_locked(std::unique_lock<std::mutex>& lk,
       done->block = d.result;
       done->size = d.size;
       done->next_is_mark = d.next_is_mark;
+      done->newlines = d.newlines;
+      done->ends_with_newline = d.ends_with_newline;
       if (sink_ && !d.error) done->bytes = std::move(kept);
       done->state = Candidate::State::kDone;
       resolve_locked();
@@ -276,6 +279,13 @@ IndexBuilder::Decoded IndexBuilder::decode_candidate(uint64_t bit, uint64_t gues
     break;
   }
   d.size = out.size();
+  // Counted here, on the decoding thread, while the bytes are still in its cache: the line counts
+  // of the index cost the build one pass at memory speed (index/newline_count.h). A block holds at
+  // most 46 MB, so its count fits in 32 bits.
+  if (!d.error && d.size) {
+    d.newlines = static_cast<uint32_t>(count_newlines(out.data(), out.size()));
+    d.ends_with_newline = out.data()[out.size() - 1] == '\n';
+  }
   // Positions back in file bits; and whether a mark starts where the block ends.
   const uint64_t base = first * 8;
   if (d.error) d.error.bit_offset += base;

@@ -76,6 +76,8 @@ class IndexBuilder {
     bz2::BlockResult result;
     uint64_t size = 0;
     bool next_is_mark = false;
+    uint32_t newlines = 0;
+    bool ends_with_newline = false;
     SourceRead read;  // a read of the block's bytes that failed (nothing else is then set)
   };
   bool should_scan_locked() const;

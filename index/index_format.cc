@@ -27,8 +27,17 @@ enum : size_t {
   kOffTruncated = 80,
   kOffFlags = 88,
   kOffDamaged = 92,
-  kOffReserved = 96,
+  kOffLineCount = 96,    // version 3; reserved (0) in version 2
+  kOffReserved = 104,    // version 3; 96 in version 2
 };
+
+constexpr uint32_t kVersionWithoutLines = 2;
+constexpr size_t kNewlineCountSize = sizeof(uint32_t);
+
+// Bytes a record takes in a file of `version`: the record, and the newline count of version 3.
+constexpr size_t bytes_per_block(uint32_t version) {
+  return version == kVersionWithoutLines ? sizeof(BlockRecord) : kBytesPerBlock;
+}
 
 template <class T>
 void put(std::vector<uint8_t>& b, size_t off, T v) {
@@ -89,13 +98,32 @@ std::string record_problem(const BlockIndex& idx, uint64_t i) {
   const uint64_t size = end - r.out_offset;
   if (r.nominal_size() ? size != nominal_block_size(r.level()) : size > max_block_output(r.level()))
     return which + " has a size its level does not allow (" + std::to_string(size) + " bytes)";
+  if (!idx.newlines.empty()) {
+    const uint32_t n = idx.newlines[i];
+    if (r.damaged() ? n != kUnknownNewlines : n > size && n != kUnknownNewlines)
+      return which + " has a newline count it cannot have";
+  }
   return {};
+}
+
+// Why the line count (version 3) cannot be right, or empty: FORMAT.md, "Validity".
+std::string line_count_problem(const BlockIndex& idx) {
+  uint64_t newlines = 0;
+  for (uint32_t n : idx.newlines) {
+    if (n == kUnknownNewlines) return idx.line_count == kUnknownLines ? "" : "a line count despite unknown blocks";
+    newlines += n;
+  }
+  const bool last_has_newline = !idx.newlines.empty() && idx.newlines.back() > 0;
+  if (idx.line_count == newlines && (last_has_newline || idx.decompressed_size == 0)) return {};
+  if (idx.line_count == newlines + 1 && idx.decompressed_size > newlines) return {};
+  return "the line count does not match the newline counts";
 }
 
 }  // namespace
 
 std::vector<uint8_t> serialize(const BlockIndex& index) {
-  std::vector<uint8_t> b(kHeaderSize + index.blocks.size() * sizeof(BlockRecord), 0);
+  const size_t n = index.blocks.size();
+  std::vector<uint8_t> b(kHeaderSize + n * bytes_per_block(kFormatVersion), 0);
   std::memcpy(b.data(), kMagic, sizeof kMagic);
   put<uint32_t>(b, kOffVersion, kFormatVersion);
   put<uint32_t>(b, kOffHeaderSize, kHeaderSize);
@@ -110,8 +138,13 @@ std::vector<uint8_t> serialize(const BlockIndex& index) {
   put<uint64_t>(b, kOffTruncated, index.truncated_at_bit);
   put<uint32_t>(b, kOffFlags, index.flags);
   put<uint32_t>(b, kOffDamaged, index.damaged_blocks);
-  if (!index.blocks.empty())
-    std::memcpy(b.data() + kHeaderSize, index.blocks.data(), index.blocks.size() * sizeof(BlockRecord));
+  // An index without line counts (read from a version 2 file) is written with every count unknown.
+  const bool lines = index.has_line_counts();
+  put<uint64_t>(b, kOffLineCount, lines ? index.line_count : kUnknownLines);
+  if (n) std::memcpy(b.data() + kHeaderSize, index.blocks.data(), n * sizeof(BlockRecord));
+  const size_t column = kHeaderSize + n * sizeof(BlockRecord);
+  for (size_t i = 0; i < n; ++i)
+    put<uint32_t>(b, column + i * kNewlineCountSize, lines ? index.newlines[i] : kUnknownNewlines);
   put<uint64_t>(b, kChecksumOffset, checksum(b));
   return b;
 }
@@ -121,15 +154,17 @@ base::Result<BlockIndex> parse(std::span<const uint8_t> bytes) {
   if (bytes.size() < kHeaderSize) return fail("file too short for a header (" + std::to_string(bytes.size()) + " bytes)");
   if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) return fail("not an index file (bad magic)");
   const uint32_t version = get<uint32_t>(bytes, kOffVersion);
-  if (version != kFormatVersion)
-    return fail("format version " + std::to_string(version) + ", expected " + std::to_string(kFormatVersion));
+  if (version != kFormatVersion && version != kVersionWithoutLines)
+    return fail("format version " + std::to_string(version) + ", expected " + std::to_string(kFormatVersion) +
+                " (or " + std::to_string(kVersionWithoutLines) + ")");
+  const bool lines = version != kVersionWithoutLines;
   if (get<uint32_t>(bytes, kOffHeaderSize) != kHeaderSize) return fail("unexpected header size");
   const uint64_t count = get<uint64_t>(bytes, kOffBlockCount);
-  if (count > (bytes.size() - kHeaderSize) / sizeof(BlockRecord) ||
-      bytes.size() != kHeaderSize + count * sizeof(BlockRecord))
+  const size_t per_block = bytes_per_block(version);
+  if (count > (bytes.size() - kHeaderSize) / per_block || bytes.size() != kHeaderSize + count * per_block)
     return fail("file size does not match its block count (truncated or padded)");
   if (get<uint64_t>(bytes, kChecksumOffset) != checksum(bytes)) return fail("checksum mismatch (damaged index file)");
-  for (size_t off = kOffReserved; off < kChecksumOffset; ++off)
+  for (size_t off = lines ? kOffReserved : kOffLineCount; off < kChecksumOffset; ++off)
     if (bytes[off] != 0) return fail("reserved header bytes are not zero");
 
   BlockIndex idx;
@@ -150,6 +185,14 @@ base::Result<BlockIndex> parse(std::span<const uint8_t> bytes) {
     return fail("trailing bytes or truncation point outside the source file");
   idx.blocks.resize(count);
   if (count) std::memcpy(idx.blocks.data(), bytes.data() + kHeaderSize, count * sizeof(BlockRecord));
+  // Version 2: lines unknown, except that a file of no bytes has none.
+  if (!lines && idx.decompressed_size == 0) idx.line_count = 0;
+  if (lines) {
+    idx.line_count = get<uint64_t>(bytes, kOffLineCount);
+    idx.newlines.resize(count);
+    if (count) std::memcpy(idx.newlines.data(), bytes.data() + kHeaderSize + count * sizeof(BlockRecord),
+                           count * kNewlineCountSize);
+  }
 
   // One linear pass: every record sane, chained and ordered, so lookups and reads can trust them.
   uint32_t damaged = 0;
@@ -159,6 +202,8 @@ base::Result<BlockIndex> parse(std::span<const uint8_t> bytes) {
   }
   if (count == 0 && idx.decompressed_size != 0) return fail("no blocks but a nonzero size");
   if (damaged != idx.damaged_blocks) return fail("damaged block count does not match the records");
+  if (lines)
+    if (std::string why = line_count_problem(idx); !why.empty()) return fail(why);
   return idx;
 }
 

@@ -12,15 +12,18 @@
 
 namespace mibz2::index {
 
-inline constexpr uint32_t kFormatVersion = 2;
+// Written; version 2 (no line counts) is still read.
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr size_t kHeaderSize = 128;
+// What a block takes in an index file: its record and its newline count (version 3).
+inline constexpr size_t kBytesPerBlock = sizeof(BlockRecord) + sizeof(uint32_t);
 
 // The index file's bytes.
 std::vector<uint8_t> serialize(const BlockIndex& index);
 
 // Parses and validates `bytes` (structure, checksum, record sanity; not the source identity).
 // Returns the index, or EBADMSG with what is wrong ("checksum mismatch", "format version 1,
-// expected 2", ...).
+// expected 3 (or 2)", ...). An index of version 2 has no line counts (has_line_counts() is false).
 base::Result<BlockIndex> parse(std::span<const uint8_t> bytes);
 
 }  // namespace mibz2::index

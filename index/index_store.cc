@@ -138,7 +138,7 @@ uint64_t max_index_file_size(uint64_t source_size) {
   // FORMAT.md: records do not overlap; a block is at least 48 bits long, and a shorter damaged
   // stretch always ends at a block or an end-of-stream marker (at least 48 bits), so two records
   // take at least 49 bits; a truncated last one may be shorter still.
-  return kHeaderSize + sizeof(BlockRecord) * (source_size * 8 / 24 + 2);
+  return kHeaderSize + kBytesPerBlock * (source_size * 8 / 24 + 2);
 }
 
 LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& name, const SourceIdentity& id) {

@@ -96,7 +96,7 @@ TEST(IndexStore, ObtainBuildsSavesThenLoads) {
   EXPECT_TRUE(f.first.origin.not_loaded_reason.empty());
   EXPECT_EQ(f.first.origin.index_path, f.store.path_for(f.first.index->source));
   ASSERT_TRUE(fs::exists(f.first.origin.index_path));
-  ASSERT_EQ(f.index_bytes.size(), index::kHeaderSize + 32 * f.first.index->blocks.size());
+  ASSERT_EQ(f.index_bytes.size(), index::kHeaderSize + index::kBytesPerBlock * f.first.index->blocks.size());
   EXPECT_GE(f.first.index->blocks.size(), 3u);
 
   // The identity is the file's.
@@ -219,7 +219,7 @@ TEST(IndexStore, EveryFlippedBitAndByteIsDetected) {
 TEST(IndexStore, WrongVersionIsInvalid) {
   Fixture f;
   ASSERT_TRUE(f.first.origin.saved);
-  for (uint32_t version : {0u, 1u, 3u, 7u, 0xFFFFFFFFu}) {
+  for (uint32_t version : {0u, 1u, 4u, 7u, 0xFFFFFFFFu}) {
     Bytes bad = f.index_bytes;
     put32(bad, 8, version);
     fix_checksum(bad);
@@ -254,7 +254,10 @@ TEST(IndexStore, EachFieldCheckRejectsItsDamage) {
       {"block count - 1", [&](Bytes& b) { put64(b, 48, n - 1); }, Load::kInvalid},
       {"block count 2^60", [](Bytes& b) { put64(b, 48, uint64_t{1} << 60); }, Load::kInvalid},
       {"block count 2^64-1", [](Bytes& b) { put64(b, 48, ~uint64_t{0}); }, Load::kInvalid},
-      {"first reserved byte", [](Bytes& b) { b[96] = 1; }, Load::kInvalid},
+      {"first reserved byte", [](Bytes& b) { b[104] = 1; }, Load::kInvalid},
+      {"line count + 2", [](Bytes& b) { put64(b, 96, get64(b, 96) + 2); }, Load::kInvalid},
+      {"a newline count above its block's size", [&](Bytes& b) { put32(b, index::kHeaderSize + 32 * n, 0xFFFFFFF0u); },
+       Load::kInvalid},
       {"last reserved byte", [](Bytes& b) { b[119] = 0x80; }, Load::kInvalid},
       {"unknown flag bit 3", [](Bytes& b) { put32(b, 88, 1u << 3); }, Load::kInvalid},
       {"unknown flag bit 31", [](Bytes& b) { put32(b, 88, 1u << 31); }, Load::kInvalid},

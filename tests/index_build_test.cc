@@ -180,7 +180,7 @@ TEST(IndexCorpus, SerializeParseRoundTrip) {
     ASSERT_TRUE(r.ok()) << r.error;
     r.index.source = {v.file.size(), 1234567890123456789ull, 4242, 0xF00DF00DF00DF00Dull};
     const std::vector<uint8_t> bytes = index::serialize(r.index);
-    ASSERT_EQ(bytes.size(), index::kHeaderSize + 32 * r.index.blocks.size());
+    ASSERT_EQ(bytes.size(), index::kHeaderSize + index::kBytesPerBlock * r.index.blocks.size());
     const base::Result<index::BlockIndex> back = index::parse(bytes);
     ASSERT_TRUE(back.ok()) << back.status();
     EXPECT_TRUE(same_index(*back, r.index));

@@ -117,7 +117,7 @@ TEST(IndexDamage, CrcMismatchBlockKeepsItsPlaceAndSize) {
     const index::BuildResult r = build_guarded(bad, 1);
     ASSERT_TRUE(r.ok()) << r.error;
     BlockIndex want = b.index;
-    want.blocks[k].flags |= BlockRecord::kCrcMismatch;
+    mark_damaged(want, k, BlockRecord::kCrcMismatch);
     want.damaged_blocks = 1;
     want.flags = BlockIndex::kHasDamage;
     EXPECT_TRUE(same_index(r.index, want));
@@ -143,6 +143,7 @@ BlockIndex undecodable_expectation(size_t k, int64_t* shift) {
   want.blocks[k] = BlockRecord::make(s.start_bit, s.level,
                                      BlockRecord::kUndecodable | (old.stream_start() ? BlockRecord::kStreamStart : 0),
                                      old.out_offset, old.bit_length, 0);
+  mark_damaged(want, k, 0);
   for (size_t i = k + 1; i < want.blocks.size(); ++i)
     want.blocks[i].out_offset = static_cast<uint64_t>(static_cast<int64_t>(want.blocks[i].out_offset) + *shift);
   want.decompressed_size = static_cast<uint64_t>(static_cast<int64_t>(want.decompressed_size) + *shift);
@@ -208,7 +209,7 @@ TEST(IndexDamage, TwoDamagedBlocks) {
   ASSERT_TRUE(r.ok()) << r.error;
   int64_t shift = 0;
   BlockIndex want = undecodable_expectation(5, &shift);
-  want.blocks[1].flags |= BlockRecord::kCrcMismatch;
+  mark_damaged(want, 1, BlockRecord::kCrcMismatch);
   want.damaged_blocks = 2;
   EXPECT_TRUE(same_index(r.index, want)) << all_notes(r.notes);
   // One note for the CRC mismatch; two for the undecodable block (the failure, then the resync).
@@ -224,7 +225,7 @@ TEST(IndexDamage, StreamCrcMismatchMakesTheStreamsLastBlockUnreadable) {
   ASSERT_TRUE(r.ok()) << r.error;
   BlockIndex want = b.index;
   want.flags = BlockIndex::kStreamCrcMismatch | BlockIndex::kHasDamage;
-  want.blocks[b.stream_b_first_block - 1].flags |= BlockRecord::kStreamCrcMismatch;
+  mark_damaged(want, b.stream_b_first_block - 1, BlockRecord::kStreamCrcMismatch);
   want.damaged_blocks = 1;
   EXPECT_TRUE(same_index(r.index, want));
   EXPECT_TRUE(any_note_has(r.notes, "combined CRC")) << all_notes(r.notes);
@@ -243,6 +244,7 @@ BlockIndex truncated_expectation(uint64_t cut) {
     want.truncated_at_bit = bit;
     const uint8_t flags = BlockRecord::kTruncated | (first_of_stream ? BlockRecord::kStreamStart : 0);
     want.blocks.push_back(BlockRecord::make(bit, level, flags, want.decompressed_size, cut_bits - bit, 0));
+    want.newlines.push_back(index::kUnknownNewlines);
     want.decompressed_size += index::nominal_block_size(level);
     want.damaged_blocks = 1;
     want.flags = BlockIndex::kHasDamage;
@@ -250,7 +252,10 @@ BlockIndex truncated_expectation(uint64_t cut) {
   };
   for (size_t s = 0; s < b.layout.stream_bytes.size(); ++s) {
     const uint64_t header = b.layout.stream_bytes[s] * 8;
-    if (cut_bits == header && s > 0) return want;  // ends exactly between streams
+    if (cut_bits == header && s > 0) {  // ends exactly between streams: whole streams, no damage
+      want.line_count = sed_lines(std::span(b.plain).first(want.decompressed_size));
+      return want;
+    }
     // A cut header: the rest is judged by the stream before it.
     if (cut_bits < header + bz2::kStreamHeaderBits) return truncated_at(header, want.blocks.back().level(), false);
     want.stream_count = s + 1;
@@ -262,11 +267,13 @@ BlockIndex truncated_expectation(uint64_t cut) {
       level = blk.level;
       if (blk.end_bit > cut_bits) return truncated_at(blk.start_bit, blk.level, first);
       want.blocks.push_back(b.index.blocks[i]);
+      want.newlines.push_back(b.index.newlines[i]);
       want.decompressed_size += blk.out_size;
       first = false;
     }
     if (b.layout.eos_bits[s] + bz2::kEndOfStreamBits > cut_bits) return truncated_at(b.layout.eos_bits[s], level, first);
   }
+  want.line_count = sed_lines(b.plain);
   return want;
 }
 

@@ -152,6 +152,18 @@ std::string record_text(const index::BlockRecord& r) {
 
 }  // namespace
 
+uint64_t sed_lines(std::span<const uint8_t> plain) {
+  uint64_t lines = 0;
+  for (uint8_t c : plain) lines += c == '\n';
+  return lines + (!plain.empty() && plain.back() != '\n' ? 1 : 0);
+}
+
+void mark_damaged(index::BlockIndex& want, size_t block, uint8_t flags) {
+  want.blocks[block].flags |= flags;
+  if (want.newlines.size() > block) want.newlines[block] = index::kUnknownNewlines;
+  want.line_count = index::kUnknownLines;
+}
+
 ::testing::AssertionResult same_index(const index::BlockIndex& a, const index::BlockIndex& e) {
   auto fail = [] { return ::testing::AssertionFailure(); };
   if (!(a.source == e.source))
@@ -176,6 +188,14 @@ std::string record_text(const index::BlockRecord& r) {
     if (x.first_bit != y.first_bit || x.stream_level != y.stream_level || x.flags != y.flags ||
         x.out_offset != y.out_offset || x.bit_length != y.bit_length || x.crc != y.crc || x.reserved != y.reserved)
       return fail() << "block " << i << ": " << record_text(x) << " vs " << record_text(y);
+  }
+  if (a.line_count != e.line_count) return fail() << "line_count " << a.line_count << " vs " << e.line_count;
+  if (a.newlines != e.newlines) {
+    if (a.newlines.size() != e.newlines.size())
+      return fail() << "newline counts of " << a.newlines.size() << " blocks vs " << e.newlines.size();
+    const size_t i = static_cast<size_t>(std::mismatch(a.newlines.begin(), a.newlines.end(), e.newlines.begin()).first -
+                                         a.newlines.begin());
+    return fail() << "block " << i << ": " << a.newlines[i] << " newlines vs " << e.newlines[i];
   }
   return ::testing::AssertionSuccess();
 }

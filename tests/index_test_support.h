@@ -84,6 +84,12 @@ class FaultyBytes final : public index::SourceBytes {
 };
 
 // ---- checks -----------------------------------------------------------------------------------
+// Lines of `plain` as `sed -n '$='` and the index count them: its '\n' bytes, plus one when it does
+// not end with one (a plain counting loop, not the index's).
+uint64_t sed_lines(std::span<const uint8_t> plain);
+// What an expected index says once record `block` is damaged with `flags`: those flags, and its
+// newlines and the file's line count unknown (the damage counters are the caller's).
+void mark_damaged(index::BlockIndex& want, size_t block, uint8_t flags);
 
 // Every field and record equal (records compared field by field, first difference reported).
 ::testing::AssertionResult same_index(const index::BlockIndex& actual, const index::BlockIndex& expected);
