@@ -204,6 +204,15 @@ uint64_t known_lines_end(const index::BlockIndex& idx) {
   return idx.decompressed_size;
 }
 
+// Whether the index has no line counts because they were never made (an index of format version 2,
+// or written again from one), rather than because of damage; an empty file's index needs none.
+bool line_counts_never_made(const index::BlockIndex& idx) {
+  if (!idx.has_line_counts()) return idx.line_count == index::kUnknownLines;
+  for (size_t i = 0; i < idx.newlines.size() && i < idx.blocks.size(); ++i)
+    if (idx.newlines[i] == index::kUnknownNewlines) return !idx.blocks[i].damaged();
+  return false;
+}
+
 // --lines: the bytes of lines FIRST..LAST, as `sed -n 'FIRST,LASTp'` writes them. Where the range
 // starts and ends comes from the index's newline counts and a read of the one block that holds each
 // end (index/line_map.h); the bytes between are written as --offset/--length write theirs.
@@ -222,6 +231,10 @@ Outcome cat_lines(const char* path, IndexAccess& access, const engine::FileRef& 
     const std::shared_ptr<engine::Reader> reader = std::move(opened).value();
     const index::BlockIndex& idx = reader->index();
     const index::LineMap map(idx);
+    if (line_counts_never_made(idx)) {
+      std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, map.unknown_why().c_str());
+      return skipped(kExitEnvironment);
+    }
     const index::LineMap::ReadAt read = [&](uint64_t off, size_t len, uint8_t* out) { return reader->read(off, len, out); };
     const base::Result<uint64_t> begin = map.line_start(lines.first, read);
     // Line LAST + 1 starts where the range ends; with no LAST (or the last line number there is) it
@@ -230,10 +243,6 @@ Outcome cat_lines(const char* path, IndexAccess& access, const engine::FileRef& 
     const base::Result<uint64_t> end = to_end ? base::Result<uint64_t>(UINT64_MAX) : map.line_start(*lines.last + 1, read);
     const base::Status failed = !begin.ok() ? begin.status() : !end.ok() ? end.status() : base::Status();
     if (failed.ok()) return cat_engine(path, access, file, *begin, to_end ? UINT64_MAX : *end - *begin);
-    if (failed.code() == ENODATA && !idx.has_line_counts()) {
-      std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, failed.message().c_str());
-      return skipped(kExitEnvironment);
-    }
     if (failed.code() == ENODATA) {
       // After damage. The lines of the range before the damaged block, if any, go out first.
       if (begin.ok())

@@ -114,15 +114,13 @@ int main(int argc, char** argv) {
   CLI::Option* lines_opt =
       cat_cmd->add_option("--lines", lines, "write lines FIRST to LAST as sed -n 'FIRST,LASTp' does; FIRST: to the end")
           ->type_name("FIRST:LAST")
-          ->check(line_range())
-          ->excludes(offset_opt)
-          ->excludes(length_opt);
+          ->check(line_range());
   cat_cmd->footer(
       std::string("Writes each FILE decompressed to standard output. A file with a current block index is\n"
                   "read through the engine with read-ahead; one without is decoded in a single parallel\n"
                   "pass that stores the index on the way. --offset and --length decode only the blocks the\n"
-                  "range covers (the index is built first if there is none). --lines FIRST:LAST writes\n"
-                  "lines FIRST to LAST of each FILE (from 1, inclusive; N alone is line N, FIRST: runs to\n"
+                  "range covers (the index is built first if there is none). --lines writes the lines\n"
+                  "FIRST to LAST of each FILE (from 1, inclusive; N alone is line N, FIRST: runs to\n"
                   "the end) as sed -n 'FIRST,LASTp' does, decoding only the blocks that hold them; lines\n"
                   "the index cannot number (an index made before line counts, lines after damage) are an\n"
                   "error that says so. -j 1 on a whole file streams through it on one thread and needs no\n"
@@ -196,7 +194,13 @@ int main(int argc, char** argv) {
   if (offset_opt->count()) cat.offset = offset;
   if (length_opt->count()) cat.length = length;
   if (lines_opt->count()) cat.lines = parse_line_range(lines);
-  if (cat_cmd->parsed()) return cmd_cat(cat);
+  if (cat_cmd->parsed()) {
+    if (cat.lines && (cat.offset || cat.length)) {
+      std::fprintf(stderr, "mibz2 cat: --lines does not go with --offset or --length (try 'mibz2 cat --help')\n");
+      return kExitEnvironment;
+    }
+    return cmd_cat(cat);
+  }
   if (index_cmd->parsed()) {
     if (!index.output.empty() && index.files.size() != 1) {
       std::fprintf(stderr, "mibz2 index: --output takes one FILE, not %zu (try 'mibz2 index --help')\n",
