@@ -28,12 +28,12 @@ _mibz2() {
       compopt -o filenames 2>/dev/null
       COMPREPLY=($(compgen -d -- "$cur"))
       return ;;
-    -j | --threads | --offset | --length) return ;;  # a number or a SIZE
+    -j | --threads | --offset | --length | --lines) return ;;  # a number, a SIZE or FIRST:LAST
   esac
   if [[ $cur == -* ]]; then
     local options='-j --threads --index-dir -h --help'
     case $command in
-      cat) options+=' --offset --length' ;;
+      cat) options+=' --offset --length --lines' ;;
       index) options+=' -f --force' ;;
       info) options+=' --json' ;;
     esac

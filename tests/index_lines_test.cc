@@ -10,7 +10,6 @@
 #include "index/index_format.h"
 #include "index/line_map.h"
 #include "index/newline_count.h"
-#include "index/xxh3.h"
 #include "index_test_support.h"
 
 namespace mibz2::test {
@@ -104,21 +103,6 @@ TEST(IndexLines, ALastLineWithoutItsNewlineCountsAsSedCountsIt) {
     ASSERT_TRUE(r.ok()) << r.error;
     EXPECT_EQ(r.index.line_count, sed_lines(plain));
   }
-}
-
-// The bytes of a version 2 file of `idx`: no line count in the header, no column after the records.
-Bytes version2_bytes(const BlockIndex& idx) {
-  Bytes v3 = index::serialize(idx);
-  Bytes v2(v3.begin(), v3.begin() + static_cast<ptrdiff_t>(index::kHeaderSize + 32 * idx.blocks.size()));
-  std::fill(v2.begin() + 8, v2.begin() + 12, 0);  // version 2, little-endian
-  v2[8] = 2;
-  std::fill(v2.begin() + 96, v2.begin() + 104, 0);
-  index::Xxh3 h;
-  h.update(v2.data(), 120);
-  h.update(v2.data() + index::kHeaderSize, v2.size() - index::kHeaderSize);
-  const uint64_t sum = h.digest();
-  std::memcpy(v2.data() + 120, &sum, sizeof sum);
-  return v2;
 }
 
 const Variant& multistream_variant() {

@@ -6,10 +6,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <future>
 #include <thread>
 
 #include "bz2/byte_buffer.h"
+#include "index/index_format.h"
+#include "index/xxh3.h"
 
 namespace mibz2::test {
 
@@ -156,6 +159,20 @@ uint64_t sed_lines(std::span<const uint8_t> plain) {
   uint64_t lines = 0;
   for (uint8_t c : plain) lines += c == '\n';
   return lines + (!plain.empty() && plain.back() != '\n' ? 1 : 0);
+}
+
+Bytes version2_bytes(const index::BlockIndex& idx) {
+  Bytes v3 = index::serialize(idx);
+  Bytes v2(v3.begin(), v3.begin() + static_cast<ptrdiff_t>(index::kHeaderSize + 32 * idx.blocks.size()));
+  std::fill(v2.begin() + 8, v2.begin() + 12, 0);  // version 2, little-endian
+  v2[8] = 2;
+  std::fill(v2.begin() + 96, v2.begin() + 104, 0);
+  index::Xxh3 h;
+  h.update(v2.data(), 120);
+  h.update(v2.data() + index::kHeaderSize, v2.size() - index::kHeaderSize);
+  const uint64_t sum = h.digest();
+  std::memcpy(v2.data() + 120, &sum, sizeof sum);
+  return v2;
 }
 
 void mark_damaged(index::BlockIndex& want, size_t block, uint8_t flags) {

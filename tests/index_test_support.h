@@ -91,6 +91,10 @@ uint64_t sed_lines(std::span<const uint8_t> plain);
 // newlines and the file's line count unknown (the damage counters are the caller's).
 void mark_damaged(index::BlockIndex& want, size_t block, uint8_t flags);
 
+// The bytes of an index file of format version 2 for `idx` (an index made before line counts:
+// no line count in the header, no column of newline counts after the records), checksum and all.
+Bytes version2_bytes(const index::BlockIndex& idx);
+
 // Every field and record equal (records compared field by field, first difference reported).
 ::testing::AssertionResult same_index(const index::BlockIndex& actual, const index::BlockIndex& expected);
 

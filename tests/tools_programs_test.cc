@@ -481,7 +481,7 @@ TEST_F(Mibz2Program, HelpOfEachCommandListsEachOptionOnce) {
     std::vector<std::string> options;
   };
   const std::vector<Case> cases = {
-      {"cat", {"--offset SIZE", "--length SIZE"}},
+      {"cat", {"--offset SIZE", "--length SIZE", "--lines FIRST:LAST"}},
       {"index", {"-f,--force", "-o,--output OUT"}},
       {"info", {"--json"}},
       {"verify", {}},

@@ -18,6 +18,7 @@
 #include "engine/engine.h"
 #include "engine/reader.h"
 #include "io/fd_io.h"
+#include "index/line_map.h"
 #include "index/source_bytes.h"
 #include "index/source_window.h"
 #include "tools/cli_common.h"
@@ -195,6 +196,73 @@ Outcome cat_engine(const char* path, IndexAccess& access, const engine::FileRef&
   }
 }
 
+// Where the lines the index knows end: the start of the first block whose newlines are unknown (a
+// damaged one), or the end of the file.
+uint64_t known_lines_end(const index::BlockIndex& idx) {
+  for (size_t i = 0; i < idx.newlines.size() && i < idx.blocks.size(); ++i)
+    if (idx.newlines[i] == index::kUnknownNewlines) return idx.blocks[i].out_offset;
+  return idx.decompressed_size;
+}
+
+// Whether the index has no line counts because they were never made (an index of format version 2,
+// or written again from one), rather than because of damage; an empty file's index needs none.
+bool line_counts_never_made(const index::BlockIndex& idx) {
+  if (!idx.has_line_counts()) return idx.line_count == index::kUnknownLines;
+  for (size_t i = 0; i < idx.newlines.size() && i < idx.blocks.size(); ++i)
+    if (idx.newlines[i] == index::kUnknownNewlines) return !idx.blocks[i].damaged();
+  return false;
+}
+
+// --lines: the bytes of lines FIRST..LAST, as `sed -n 'FIRST,LASTp'` writes them. Where the range
+// starts and ends comes from the index's newline counts and a read of the one block that holds each
+// end (index/line_map.h); the bytes between are written as --offset/--length write theirs.
+// Lines the index cannot number are said as such: with no line counts in the index (an older
+// format) the file is skipped with status 1, as one that cannot be opened (nothing of it is
+// written, the file is not to blame); after damage, status 2 and cat stops there, as at any damage,
+// having written the lines of the range that lie before the damaged block.
+Outcome cat_lines(const char* path, IndexAccess& access, const engine::FileRef& file, const LineRange& lines) {
+  for (int attempt = 0;; ++attempt) {
+    if (const engine::IndexStatus got = access.obtain(file, path, false, false); !got.ready()) return no_index(got);
+    base::Result<std::shared_ptr<engine::Reader>> opened = access.catalog().open(file);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, opened.status().message().c_str());
+      return skipped(kExitEnvironment);
+    }
+    const std::shared_ptr<engine::Reader> reader = std::move(opened).value();
+    const index::BlockIndex& idx = reader->index();
+    const index::LineMap map(idx);
+    if (line_counts_never_made(idx)) {
+      std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, map.unknown_why().c_str());
+      return skipped(kExitEnvironment);
+    }
+    const index::LineMap::ReadAt read = [&](uint64_t off, size_t len, uint8_t* out) { return reader->read(off, len, out); };
+    const base::Result<uint64_t> begin = map.line_start(lines.first, read);
+    // Line LAST + 1 starts where the range ends; with no LAST (or the last line number there is) it
+    // runs to the end, and its tail is checked as a whole file's is.
+    const bool to_end = !lines.last || *lines.last == UINT64_MAX;
+    const base::Result<uint64_t> end = to_end ? base::Result<uint64_t>(UINT64_MAX) : map.line_start(*lines.last + 1, read);
+    const base::Status failed = !begin.ok() ? begin.status() : !end.ok() ? end.status() : base::Status();
+    if (failed.ok()) return cat_engine(path, access, file, *begin, to_end ? UINT64_MAX : *end - *begin);
+    if (failed.code() == ENODATA) {
+      // After damage. The lines of the range before the damaged block, if any, go out first.
+      if (begin.ok())
+        if (const Outcome r = cat_engine(path, access, file, *begin, known_lines_end(idx) - *begin); r.status != kExitOk)
+          return r;
+      std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, failed.message().c_str());
+      return stopped(kExitDataError);
+    }
+    // A read of the block holding an end failed: an index that turned out not to match the file is
+    // built again, once, as cat_engine does; otherwise the source could not be read (status 1).
+    const bool distrusted = access.catalog().status(file).index.get() != &idx;
+    if (distrusted && attempt == 0) {
+      std::fprintf(stderr, "mibz2 cat: %s: its stored index does not match the file; indexing it again\n", path);
+      continue;
+    }
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, failed.message().c_str());
+    return stopped(distrusted ? kExitDataError : exit_status_of(failed));
+  }
+}
+
 // Standard input, or a FILE that is a stream (stream_input.h), as bzip2 -dc reads it: it cannot be
 // seeked, so it has no index; it is decoded in one parallel pass all the same, read as far ahead as
 // the decoders are and forgotten behind the writer, so memory is bounded whatever its length.
@@ -238,10 +306,11 @@ bool is_stdin(const std::string& name) { return name == "-"; }
 int cmd_cat(const CatOptions& o) {
   // A whole file: with -j 1, one thread streaming through it as bzip2 -dc does (no index);
   // otherwise through the engine if its index is current, else one parallel pass that also
-  // stores the index. A range always goes through the engine (index built first if missing).
+  // stores the index. A range, of bytes or of lines, always goes through the engine (index built
+  // first if missing).
   // Standard input and FILEs that are streams (a fifo, /dev/stdin, <(command)) are read once, in
   // order, in parallel, with no index.
-  const bool whole = !o.offset && !o.length;
+  const bool whole = !o.offset && !o.length && !o.lines;
   const bool streaming = o.threads == 1 && whole;
   // No FILE: standard input, as bzip2 -dc does.
   const std::vector<std::string> files = o.files.empty() ? std::vector<std::string>{"-"} : o.files;
@@ -249,8 +318,9 @@ int cmd_cat(const CatOptions& o) {
     for (const std::string& name : files) {
       const std::string kind = is_stdin(name) ? std::string("standard input") : stream_kind(name);
       if (kind.empty()) continue;
-      std::fprintf(stderr, "mibz2 cat: --offset and --length need a file that can be seeked: %s is %s\n",
-                   is_stdin(name) ? "-" : name.c_str(), kind.c_str());
+      std::fprintf(stderr, "mibz2 cat: %s need%s a file that can be seeked: %s is %s\n",
+                   o.lines ? "--lines" : "--offset and --length", o.lines ? "s" : "", is_stdin(name) ? "-" : name.c_str(),
+                   kind.c_str());
       return kExitEnvironment;
     }
   }
@@ -281,7 +351,8 @@ int cmd_cat(const CatOptions& o) {
       r = cat_one(path, decoder);
     } else {
       const engine::FileRef file = access().file(name);
-      if (whole && !access().catalog().load_if_current(file)) r = cat_streaming(path, access(), file);
+      if (o.lines) r = cat_lines(path, access(), file, *o.lines);
+      else if (whole && !access().catalog().load_if_current(file)) r = cat_streaming(path, access(), file);
       else r = cat_engine(path, access(), file, o.offset.value_or(0), o.length.value_or(UINT64_MAX));
     }
     status = std::max(status, r.status);

@@ -1,8 +1,10 @@
-// mibz2 info: what the index says about each FILE: streams, blocks, sizes, damage, index location.
+// mibz2 info: what the index says about each FILE: streams, blocks, sizes, lines, damage, and where
+// its index is.
 #include <algorithm>
 #include <cstdio>
 #include <string>
 
+#include "index/line_map.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 #include "tools/index_access.h"
@@ -18,6 +20,9 @@ void print_text(const std::string& path, const engine::IndexStatus& got) {
   std::printf("compressed size:    %llu (%s)\n", static_cast<unsigned long long>(idx.source.size), human_bytes(idx.source.size).c_str());
   std::printf("decompressed size:  %llu (%s)\n", static_cast<unsigned long long>(idx.decompressed_size),
               human_bytes(idx.decompressed_size).c_str());
+  const index::LineMap lines(idx);
+  if (const auto count = lines.line_count()) std::printf("lines:              %llu\n", static_cast<unsigned long long>(*count));
+  else std::printf("lines:              unknown (%s)\n", lines.unknown_why().c_str());
   std::printf("streams:            %llu\n", static_cast<unsigned long long>(idx.stream_count));
   std::printf("blocks:             %zu\n", idx.blocks.size());
   std::printf("damaged blocks:     %u\n", idx.damaged_blocks);

@@ -14,6 +14,7 @@
 
 #include "base/status.h"
 #include "engine/catalog.h"
+#include "tools/line_range.h"
 
 namespace mibz2::tools {
 
@@ -36,6 +37,7 @@ struct FileOptions {
 struct CatOptions : FileOptions {
   std::optional<uint64_t> offset;  // --offset
   std::optional<uint64_t> length;  // --length
+  std::optional<LineRange> lines;  // --lines (never with --offset or --length)
 };
 struct IndexOptions : FileOptions {
   bool force = false;  // --force: rebuild even when the stored index is current

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "index/block_index.h"
+#include "index/line_map.h"
 
 namespace mibz2::tools {
 namespace {
@@ -34,6 +35,13 @@ const char* damage_kind(const index::BlockRecord& r) {
 }
 
 std::string u64(uint64_t v) { return std::to_string(v); }
+
+// ",\"lines\":N", or when the index cannot tell, null and why (an index without line counts, damage).
+std::string lines_fields(const index::BlockIndex& idx) {
+  const index::LineMap lines(idx);
+  if (const auto count = lines.line_count()) return ",\"lines\":" + u64(*count);
+  return ",\"lines\":null,\"lines_unknown\":" + json_string(lines.unknown_why());
+}
 const char* boolean(bool b) { return b ? "true" : "false"; }
 
 }  // namespace
@@ -47,7 +55,8 @@ const char* index_state(const engine::IndexOrigin& origin) {
 std::string info_json(const std::string& path, const engine::IndexStatus& got) {
   const index::BlockIndex& idx = *got.index;
   std::string out = "{\"file\":" + json_string(path) + ",\"compressed_size\":" + u64(idx.source.size) +
-                    ",\"decompressed_size\":" + u64(idx.decompressed_size) + ",\"streams\":" + u64(idx.stream_count) +
+                    ",\"decompressed_size\":" + u64(idx.decompressed_size) + lines_fields(idx) +
+                    ",\"streams\":" + u64(idx.stream_count) +
                     ",\"blocks\":" + u64(idx.blocks.size()) + ",\"damaged_blocks\":[";
   bool first = true;
   for (size_t i = 0; i < idx.blocks.size(); ++i) {

@@ -1,6 +1,6 @@
-// The JSON object `mibz2 info --json` prints for one file: what its index says (sizes, streams,
-// blocks, damage) and where the index is. One function, so that the Python module's mibz2.info()
-// gives the very same object.
+// The JSON object `mibz2 info --json` prints for one file: what its index says (sizes, lines,
+// streams, blocks, damage) and where the index is. One function, so that the Python module's
+// mibz2.info() gives the very same object.
 #pragma once
 
 #include <string>

@@ -15,6 +15,7 @@
 #include "io/paths.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
+#include "tools/line_range.h"
 #include "tools/log_sink.h"
 #include "version.h"
 
@@ -55,6 +56,13 @@ void add_file_options(CLI::App* command, FileOptions* o, Stdin stdin_too = Stdin
     command->add_option("FILE", o->files, "the bzip2 files, one or more; '-': standard input")->type_name("")->required();
   else
     command->add_option("FILE", o->files, "the bzip2 files, one or more")->type_name("")->required();
+}
+
+// --lines FIRST:LAST (tools/line_range.h): checked here, parsed again where it is used.
+CLI::Validator line_range() {
+  return CLI::Validator(
+      [](std::string& text) { return parse_line_range(text) ? std::string() : not_a_line_range(text); }, "",
+      "FIRST:LAST");
 }
 
 constexpr const char* kSizeRule =
@@ -102,14 +110,23 @@ int main(int argc, char** argv) {
       cat_cmd->add_option("--length", length, "how many bytes to write at most (default: to the end)")
           ->type_name("SIZE")
           ->transform(size());
+  std::string lines;
+  CLI::Option* lines_opt =
+      cat_cmd->add_option("--lines", lines, "write lines FIRST to LAST as sed -n 'FIRST,LASTp' does; FIRST: to the end")
+          ->type_name("FIRST:LAST")
+          ->check(line_range());
   cat_cmd->footer(
       std::string("Writes each FILE decompressed to standard output. A file with a current block index is\n"
                   "read through the engine with read-ahead; one without is decoded in a single parallel\n"
                   "pass that stores the index on the way. --offset and --length decode only the blocks the\n"
-                  "range covers (the index is built first if there is none). -j 1 on a whole file streams\n"
-                  "through it on one thread and needs no index. '-', or no FILE, is standard input: a\n"
-                  "stream, decoded in parallel (-j) as it comes, with no index and no range; so is a FILE\n"
-                  "that is not a regular file (a fifo, /dev/stdin, <(command), a device).\n\n") +
+                  "range covers (the index is built first if there is none). --lines writes the lines\n"
+                  "FIRST to LAST of each FILE (from 1, inclusive; N alone is line N, FIRST: runs to\n"
+                  "the end) as sed -n 'FIRST,LASTp' does, decoding only the blocks that hold them; lines\n"
+                  "the index cannot number (an index made before line counts, lines after damage) are an\n"
+                  "error that says so. -j 1 on a whole file streams through it on one thread and needs no\n"
+                  "index. '-', or no FILE, is standard input: a stream, decoded in parallel (-j) as it\n"
+                  "comes, with no index and no range; so is a FILE that is not a regular file (a fifo,\n"
+                  "/dev/stdin, <(command), a device).\n\n") +
       kSizeRule);
 
   IndexOptions index;
@@ -176,7 +193,14 @@ int main(int argc, char** argv) {
     if (!o->index_dir.empty()) o->index_dir = mibz2::io::absolute_path(o->index_dir);
   if (offset_opt->count()) cat.offset = offset;
   if (length_opt->count()) cat.length = length;
-  if (cat_cmd->parsed()) return cmd_cat(cat);
+  if (lines_opt->count()) cat.lines = parse_line_range(lines);
+  if (cat_cmd->parsed()) {
+    if (cat.lines && (cat.offset || cat.length)) {
+      std::fprintf(stderr, "mibz2 cat: --lines does not go with --offset or --length (try 'mibz2 cat --help')\n");
+      return kExitEnvironment;
+    }
+    return cmd_cat(cat);
+  }
   if (index_cmd->parsed()) {
     if (!index.output.empty() && index.files.size() != 1) {
       std::fprintf(stderr, "mibz2 index: --output takes one FILE, not %zu (try 'mibz2 index --help')\n",
