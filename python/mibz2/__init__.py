@@ -331,8 +331,10 @@ def index(path: PathLike, *, force: bool = False, threads: Optional[int] = None,
     ``done == total`` when a build finished). Raises OSError as :func:`open` does."""
     raw, shown = _names(path)
     _check_file(raw, shown)
-    out = _engine(threads, cache_size, index_dir).index(raw, raw, force, progress)
-    return json.loads(out.decode("utf-8", "surrogateescape"))
+    out, lines = _engine(threads, cache_size, index_dir).index(raw, raw, force, progress)
+    described = json.loads(out.decode("utf-8", "surrogateescape"))
+    described["lines"] = lines
+    return described
 
 
 def info(path: PathLike, *, threads: Optional[int] = None, cache_size: Union[int, str, None] = None,
@@ -340,7 +342,8 @@ def info(path: PathLike, *, threads: Optional[int] = None, cache_size: Union[int
     """What the index of `path` says, as ``mibz2 info --json`` prints it: file,
     compressed_size, decompressed_size, streams, blocks, damaged_blocks (block, start_bit,
     end_bit, offset, size, kind), offsets_shifted, stream_crc_mismatch, truncated_at_bit,
-    trailing_bytes, index (path, state: "current", "built now", ...). Indexes the file first if
+    trailing_bytes, index (path, state: "current", "built now", ...), and lines (as
+    :attr:`Mibz2RawFile.line_count`: None when the index cannot tell). Indexes the file first if
     needed."""
     return index(path, force=False, threads=threads, cache_size=cache_size, index_dir=index_dir,
                  progress=progress)
