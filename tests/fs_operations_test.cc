@@ -4,6 +4,7 @@
 // (extended_attributes.h).
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "fs/node_checks.h"
 #include "fs/source_watcher.h"
 #include "fs_unit_rig.h"
+#include "test_support.h"
 
 namespace mibz2::fs {
 namespace {
@@ -204,6 +206,8 @@ TEST(FsExtendedAttributes, NamesAreKnownExactly) {
   EXPECT_EQ(xattr_named("user.mibz2fs.blocks"), Xattr::kBlocks);
   EXPECT_EQ(xattr_named("user.mibz2fs.damaged_blocks"), Xattr::kDamagedBlocks);
   EXPECT_EQ(xattr_named("user.mibz2fs.damage"), Xattr::kDamage);
+  EXPECT_EQ(xattr_named("user.mibz2fs.lines"), Xattr::kLines);
+  EXPECT_EQ(xattr_named("user.mibz2fs.line"), Xattr::kUnknown);
   EXPECT_EQ(xattr_named("user.mibz2fs.damag"), Xattr::kUnknown);
   EXPECT_EQ(xattr_named("user.mibz2fs.blocks "), Xattr::kUnknown);
   EXPECT_EQ(xattr_named("security.selinux"), Xattr::kUnknown);
@@ -224,6 +228,50 @@ TEST(FsExtendedAttributes, IndexValuesCountBlocksAndDamage) {
   idx.blocks.pop_back();
   idx.damaged_blocks = 0;
   EXPECT_EQ(index_xattr_value(Xattr::kDamage, idx), "");
+}
+
+TEST(FsExtendedAttributes, LinesAreTheCountOrSayWhyTheyAreUnknown) {
+  index::BlockIndex idx;
+  idx.blocks.push_back(index::BlockRecord::make(32, 9, index::BlockRecord::kStreamStart, 0, 1000, 1));
+  idx.blocks.push_back(index::BlockRecord::make(1032, 9, 0, 900000, 1000, 2));
+  idx.decompressed_size = 1800000;
+  idx.newlines = {7000, 5000};
+  idx.line_count = 12001;  // no newline at the end: one line more than newlines, as sed counts
+  EXPECT_EQ(index_xattr_value(Xattr::kLines, idx), "12001");
+  // A damaged block: no count, and what comes after it is unknown, said as such.
+  idx.blocks[1].flags |= index::BlockRecord::kCrcMismatch;
+  idx.damaged_blocks = 1;
+  idx.newlines[1] = index::kUnknownNewlines;
+  idx.line_count = index::kUnknownLines;
+  const std::string damaged = index_xattr_value(Xattr::kLines, idx);
+  EXPECT_EQ(damaged.rfind("unknown: block 1 ", 0), 0u) << damaged;
+  EXPECT_NE(damaged.find("is damaged (CRC mismatch)"), std::string::npos) << damaged;
+  // An index made before line counts (format version 2): no counts at all.
+  idx.newlines.clear();
+  idx.blocks[1].flags = 0;
+  idx.damaged_blocks = 0;
+  const std::string old = index_xattr_value(Xattr::kLines, idx);
+  EXPECT_EQ(old.rfind("unknown: the index has no line counts", 0), 0u) << old;
+}
+
+// user.mibz2fs.lines of a real file: ENODATA while it is not indexed (never a wait), then the
+// count of its bytes as sed counts them.
+TEST(FsExtendedAttributes, LinesOfAFileAreThereOnceItIsIndexed) {
+  FsUnitRig rig;
+  std::string plain;
+  for (int i = 1; i <= 5000; ++i) plain += "line " + std::to_string(i) + (i % 7 ? " of text\n" : "\n\n");
+  plain += "a last line without its newline";
+  const size_t newlines = static_cast<size_t>(std::count(plain.begin(), plain.end(), '\n'));
+  const mibz2::test::Bytes compressed = mibz2::test::libbz2_compress(mibz2::test::to_bytes(plain), 1);
+  rig.write("x.bz2", std::string(compressed.begin(), compressed.end()));
+  SourceWatcher watcher(rig.root());
+  ExtendedAttributes xattrs(rig.root(), rig.engine(), rig.catalog(), rig.inodes(), watcher);
+  const NodeRef x = rig.inodes().lookup("x.bz2", NodeKind::kDecompressed, rig.stamp("x.bz2"));
+  std::string value;
+  EXPECT_EQ(xattrs.get(*x, "user.mibz2fs.lines", &value), ENODATA);
+  ASSERT_TRUE(rig.catalog().wait(x->file));
+  ASSERT_EQ(xattrs.get(*x, "user.mibz2fs.lines", &value), 0);
+  EXPECT_EQ(value, std::to_string(newlines + 1));
 }
 
 TEST(FsExtendedAttributes, AValueFitsABufferOfItsSizeOrAsksForTheSize) {

@@ -134,7 +134,7 @@ Xattr get_xattr(const stdfs::path& p, const char* name);
 
 inline constexpr const char* kXattrs[] = {"user.mibz2fs.compressed_size", "user.mibz2fs.blocks",
                                           "user.mibz2fs.index", "user.mibz2fs.damaged_blocks",
-                                          "user.mibz2fs.damage"};
+                                          "user.mibz2fs.damage", "user.mibz2fs.lines"};
 
 // The kernel forgets the dentries and inodes nobody uses (and so sends FUSE forgets for them):
 // drop_caches 2, which leaves the page cache alone.

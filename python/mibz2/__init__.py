@@ -11,6 +11,13 @@ sequential readers, and release the GIL while they wait.
     ...     line = f.readline()
     >>> mibz2.info("/srv/dumps/latest-all.json.bz2")["decompressed_size"]
 
+Lines, from the index without reading the file: ``f.line_count`` (as ``sed -n '$='`` counts
+them), and ``f.seek_line(n)`` moves to the start of line n, decoding only the block that holds it:
+
+    >>> with mibz2.open("/srv/dumps/latest-all.json.bz2") as f:
+    ...     f.seek_line(f.line_count // 2)
+    ...     middle = f.readline()
+
 The fsspec protocol ``mibz2://`` (mibz2._fsspec) shows a directory as the mount would
 (``X.bz2`` as ``X``), so that Dask and pandas read one dump in many partitions.
 
@@ -32,6 +39,7 @@ import atexit
 import errno
 import io
 import json
+import operator
 import os
 import threading
 from typing import Any, Callable, Dict, Optional, Union
@@ -39,7 +47,8 @@ from typing import Any, Callable, Dict, Optional, Union
 from . import _core
 from ._defaults import default_cache_bytes, default_threads
 
-__all__ = ["open", "index", "info", "Mibz2RawFile", "Mibz2BufferedReader", "parse_size", "engine_settings", "__version__"]
+__all__ = ["open", "index", "info", "Mibz2RawFile", "Mibz2BufferedReader", "Mibz2TextIOWrapper", "parse_size",
+           "engine_settings", "__version__"]
 __version__ = _core.__version__
 
 Progress = Callable[[int, int], Any]
@@ -137,7 +146,8 @@ class Mibz2RawFile(io.RawIOBase):
 
     Reads go to the shared engine with the GIL released. ``pread(size, offset)`` reads at a
     position without moving the stream's (several threads may use it at once). ``size`` is the
-    decompressed size. Made by :func:`mibz2.open`; use that.
+    decompressed size; ``line_count``, ``line_offset(n)`` and ``seek_line(n)`` answer from the
+    index's line counts. Made by :func:`mibz2.open`; use that.
     """
 
     def __init__(self, path: PathLike, *, threads=None, cache_size=None, index_dir=None,
@@ -222,6 +232,41 @@ class Mibz2RawFile(io.RawIOBase):
         self._f()
         return self._pos
 
+    # ---- lines (the index's newline counts) ----
+
+    @property
+    def line_count(self) -> Optional[int]:
+        """Lines as ``sed -n '$='`` counts them: the b"\\n" bytes, plus one when the file does not
+        end with one (``wc -l`` counts one fewer then). From the index, at once. None when the
+        index cannot tell: after a damaged block, or an index made before line counts
+        (:attr:`line_count_unknown` says why; ``mibz2.index(path, force=True)`` makes a new one)."""
+        return self._f().line_count()[0]
+
+    @property
+    def line_count_unknown(self) -> Optional[str]:
+        """Why :attr:`line_count` is None ("<file>: block 7 (...) is damaged ..."); None when it
+        is known."""
+        count, why = self._f().line_count()
+        return None if count is not None else why
+
+    def line_offset(self, n: int) -> int:
+        """The decompressed offset where line `n` (1-based, as ``sed -n 'Np'``) starts, without
+        moving the stream; the size of the file when n is past the last line. Decodes at most
+        the block that holds it (GIL released). Raises ValueError for n < 1, OSError(errno.ENODATA,
+        why) when the index cannot tell (the line lies after a damaged block, or the index has no
+        line counts: lines before the damage are found)."""
+        f = self._f()
+        n = operator.index(n)
+        if n < 1:
+            raise ValueError(f"line numbers start at 1: {n}")
+        return f.line_start(min(n, (1 << 64) - 1))
+
+    def seek_line(self, n: int) -> int:
+        """Moves to the start of line `n` (see :meth:`line_offset`), so that the next
+        ``readline()`` returns line n (b"" past the last line); returns the new position."""
+        self._pos = self.line_offset(n)
+        return self._pos
+
     def close(self) -> None:
         if not self.closed:
             if self._file is not None and os.getpid() != self._pid:
@@ -241,7 +286,25 @@ class Mibz2BufferedReader(io.BufferedReader):
     return the good bytes (a short read); the next read raises OSError(EIO), as os.read does on
     the mount. read() with no size raises at once (it cannot return the rest of the file).
     readline and iteration return every whole line before the damage, then raise.
+
+    ``line_count``, ``line_count_unknown``, ``line_offset(n)`` and ``seek_line(n)`` are the raw
+    file's (:class:`Mibz2RawFile`); ``seek_line`` seeks this reader, so its buffer follows.
     """
+
+    @property
+    def line_count(self) -> Optional[int]:
+        return self.raw.line_count
+
+    @property
+    def line_count_unknown(self) -> Optional[str]:
+        return self.raw.line_count_unknown
+
+    def line_offset(self, n: int) -> int:
+        return self.raw.line_offset(n)
+
+    def seek_line(self, n: int) -> int:
+        """Moves to the start of line `n` (1-based): the next ``readline()`` returns line n."""
+        return self.seek(self.raw.line_offset(n))
 
     def read(self, size: Optional[int] = -1) -> bytes:
         if size is None or size < 0:
@@ -277,6 +340,30 @@ class Mibz2BufferedReader(io.BufferedReader):
         return got
 
 
+class Mibz2TextIOWrapper(io.TextIOWrapper):
+    """io.TextIOWrapper with the lines of :class:`Mibz2BufferedReader`: ``line_count``,
+    ``line_count_unknown``, ``line_offset(n)`` (a byte offset, also a valid ``seek`` position
+    here) and ``seek_line(n)``. Lines are counted in b"\\n" bytes, so they are the text's lines
+    in UTF-8 and other ASCII-compatible encodings."""
+
+    @property
+    def line_count(self) -> Optional[int]:
+        return self.buffer.line_count
+
+    @property
+    def line_count_unknown(self) -> Optional[str]:
+        return self.buffer.line_count_unknown
+
+    def line_offset(self, n: int) -> int:
+        return self.buffer.line_offset(n)
+
+    def seek_line(self, n: int) -> int:
+        """Moves to the start of line `n` (1-based): the next ``readline()`` returns line n."""
+        # A byte offset at a line start is a seek cookie with a fresh decoder: no character of a
+        # multibyte sequence straddles a b"\n".
+        return self.seek(self.buffer.line_offset(n))
+
+
 # Large enough that a sequential reader crosses into C++ rarely; small enough that a seek and a
 # readline read little more than the line.
 BUFFER_SIZE = 64 * 1024
@@ -289,8 +376,10 @@ def open(path: PathLike, mode: str = "rb", *, threads: Optional[int] = None,
     """Opens the decompressed content of the bzip2 file at `path` for reading, like ``bz2.open``.
 
     mode: "rb" (or "r"): an ``io.BufferedReader`` (:class:`Mibz2BufferedReader`) over a
-    :class:`Mibz2RawFile` (read, readinto, readline, iteration, seek/tell, ``with``); "rt": an ``io.TextIOWrapper`` over it, with
-    `encoding`, `errors` and `newline` as for :func:`open`.
+    :class:`Mibz2RawFile` (read, readinto, readline, iteration, seek/tell, ``with``); "rt": an
+    ``io.TextIOWrapper`` (:class:`Mibz2TextIOWrapper`) over it, with `encoding`, `errors` and
+    `newline` as for :func:`open`. Both have ``line_count`` and ``seek_line(n)`` (see
+    :class:`Mibz2RawFile`).
 
     The first open of a file without a current index builds it in parallel and stores it; later
     opens, and ``mibz2``/``mibz2fs``, load it at once. ``progress(done, total)`` (compressed bytes,
@@ -319,7 +408,7 @@ def open(path: PathLike, mode: str = "rb", *, threads: Optional[int] = None,
     raw = Mibz2RawFile(path, threads=threads, cache_size=cache_size, index_dir=index_dir, progress=progress)
     buffered = Mibz2BufferedReader(raw, buffer_size=buffer_size)
     if text:
-        return io.TextIOWrapper(buffered, encoding=encoding or "utf-8", errors=errors, newline=newline)
+        return Mibz2TextIOWrapper(buffered, encoding=encoding or "utf-8", errors=errors, newline=newline)
     return buffered
 
 
@@ -331,8 +420,11 @@ def index(path: PathLike, *, force: bool = False, threads: Optional[int] = None,
     ``done == total`` when a build finished). Raises OSError as :func:`open` does."""
     raw, shown = _names(path)
     _check_file(raw, shown)
-    out = _engine(threads, cache_size, index_dir).index(raw, raw, force, progress)
-    return json.loads(out.decode("utf-8", "surrogateescape"))
+    out, lines = _engine(threads, cache_size, index_dir).index(raw, raw, force, progress)
+    described = json.loads(out.decode("utf-8", "surrogateescape"))
+    # `mibz2 info --json`'s own "lines" when it has one (the same count: one LineMap rule).
+    described.setdefault("lines", lines)
+    return described
 
 
 def info(path: PathLike, *, threads: Optional[int] = None, cache_size: Union[int, str, None] = None,
@@ -340,7 +432,8 @@ def info(path: PathLike, *, threads: Optional[int] = None, cache_size: Union[int
     """What the index of `path` says, as ``mibz2 info --json`` prints it: file,
     compressed_size, decompressed_size, streams, blocks, damaged_blocks (block, start_bit,
     end_bit, offset, size, kind), offsets_shifted, stream_crc_mismatch, truncated_at_bit,
-    trailing_bytes, index (path, state: "current", "built now", ...). Indexes the file first if
+    trailing_bytes, index (path, state: "current", "built now", ...), and lines (as
+    :attr:`Mibz2RawFile.line_count`: None when the index cannot tell). Indexes the file first if
     needed."""
     return index(path, force=False, threads=threads, cache_size=cache_size, index_dir=index_dir,
                  progress=progress)

@@ -4,7 +4,8 @@
 ``/srv/dumps/latest-all.json.bz2``, with the mount's name rules (the same code: mibz2._core):
 ``X.bz2`` is shown as ``X``, ``X.tbz2`` and ``X.tbz`` as ``X.tar``, when the file starts like
 bzip2 and no real file has that name (then it is shown under its own name, compressed, as is
-every other file). ``ls``, ``info`` (with the decompressed size), ``open`` (read-only),
+every other file). ``ls``, ``info`` (with the decompressed size, and ``lines``: the line count
+from the index, None when it cannot tell or for a file shown as it is), ``open`` (read-only),
 ``cat_file`` with ranges, ``glob``, ``find`` and ``walk`` work as on the local filesystem; a
 decompressed file is read through :func:`mibz2.open`, so that Dask and pandas split one dump into
 partitions that each decode only the blocks of their range.
@@ -154,10 +155,13 @@ class Mibz2FileSystem(AbstractFileSystem):
                  "mtime": st.st_mtime, "compressed": decompressed, "compressed_size": st.st_size}
         if not decompressed:
             entry["size"] = st.st_size
+            entry["lines"] = None  # not counted: only an index knows lines
         elif sizes:
-            entry["size"] = mibz2.info(source, **self._settings)["decompressed_size"]
+            described = mibz2.info(source, **self._settings)
+            entry["size"] = described["decompressed_size"]
+            entry["lines"] = described["lines"]
         else:
-            entry["size"] = None
+            entry["size"] = entry["lines"] = None
         return entry
 
     def info(self, path, **kwargs):

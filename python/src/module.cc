@@ -23,6 +23,7 @@
 #include "base/memory_policy.h"
 #include "engine/decoder_pool.h"
 #include "fs/name_mapping.h"
+#include "index/line_map.h"
 #include "index/source_bytes.h"
 #include "open_file.h"
 #include "session.h"
@@ -58,13 +59,15 @@ struct PyEngine {
 
   // Loads or builds the index of `path` (bytes, as os.fsencode gives), calling `progress(done,
   // total)` (compressed bytes) while it is built and once at its end (done == total, see
-  // Session::obtain); returns `mibz2 info --json`'s object as bytes.
+  // Session::obtain); returns `mibz2 info --json`'s object as bytes, and the line count (None when
+  // the index cannot tell).
   // Ctrl-C, or an exception in `progress`, stops the wait (the build goes on in the background).
-  py::bytes index(const std::string& path, const std::string& shown, bool rebuild, py::object progress) {
+  std::tuple<py::bytes, std::optional<uint64_t>> index(const std::string& path, const std::string& shown,
+                                                       bool rebuild, py::object progress) {
     const engine::FileRef file = session->file(path);
     const engine::IndexStatus got = obtain(file, rebuild, progress);
     if (!got.ready()) raise_status(got.error.prefixed(shown + ": "));
-    return py::bytes(tools::info_json(shown, got));
+    return {py::bytes(tools::info_json(shown, got)), mibz2::index::LineMap(*got.index).line_count()};
   }
 
   std::unique_ptr<OpenFile> open(const std::string& path, const std::string& shown, py::object progress) {
@@ -114,6 +117,27 @@ size_t read_into(OpenFile& f, uint64_t offset, py::buffer buffer) {
   }();
   if (!n.ok()) raise_status(n.status());
   return *n;
+}
+
+// OpenFile::line_count as (count, "") or (None, why), with the GIL released (a distrusted index is
+// built again first).
+std::tuple<std::optional<uint64_t>, std::string> line_count(OpenFile& f) {
+  const base::Result<OpenFile::LineCount> got = [&] {
+    py::gil_scoped_release unlocked;
+    return f.line_count();
+  }();
+  if (!got.ok()) raise_status(got.status());
+  return {got->count, got->unknown_why};
+}
+
+// OpenFile::line_start with the GIL released: it may decode the block that holds the line.
+uint64_t line_start(OpenFile& f, uint64_t n) {
+  const base::Result<uint64_t> start = [&] {
+    py::gil_scoped_release unlocked;
+    return f.line_start(n);
+  }();
+  if (!start.ok()) raise_status(start.status());
+  return *start;
 }
 
 // Up to `length` bytes at `offset` as a new bytes object, filled with the GIL released: fewer at
@@ -191,7 +215,12 @@ PYBIND11_MODULE(_core, m) {
       .def("readinto", &read_into, py::arg("offset"), py::arg("buffer"),
            "Reads at `offset` into the writable buffer; returns the byte count (0 at the end).")
       .def("pread", &read_bytes, py::arg("offset"), py::arg("length"),
-           "Up to `length` bytes at `offset` (fewer at the end, or before damage).");
+           "Up to `length` bytes at `offset` (fewer at the end, or before damage).")
+      .def("line_count", &line_count,
+           "(lines, \"\") as sed counts them, or (None, why) when the index cannot tell (damage, an old index).")
+      .def("line_start", &line_start, py::arg("n"),
+           "The offset where line `n` (1-based) starts: the size past the last line. OSError ENODATA "
+           "(with why) when the index cannot tell, EINVAL for 0.");
 
   py::class_<PyEngine>(m, "Engine", "A decoder pool, block cache and index store shared by opens.")
       .def(py::init([](unsigned threads, uint64_t cache_bytes, const std::string& index_dir) {

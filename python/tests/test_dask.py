@@ -59,3 +59,36 @@ def test_pandas_read_json_in_chunks(dump):
     with mibz2.open(src) as f:
         rows = sum(len(chunk) for chunk in pd.read_json(f, lines=True, chunksize=500))
     assert rows == lines
+
+
+def count_share(path, first, last):
+    """Lines first..last (1-based) of the file, read by a worker: seek_line to the share's first
+    line, readline up to where the next share starts. Returns (lines read, first line, bytes)."""
+    with mibz2.open(path) as f:
+        end = f.line_offset(last + 1)
+        f.seek_line(first)
+        head = f.readline()
+        count, size = (1, len(head)) if head else (0, 0)
+        while f.tell() < end:
+            line = f.readline()
+            count += 1
+            size += len(line)
+        return count, head, size
+
+
+def test_equal_shares_of_lines_on_worker_processes(cluster, dump):
+    src = str(dump / "latest-all.json.bz2")
+    expected = bzip2_dc(src)
+    with mibz2.open(src) as f:
+        total = f.line_count
+    assert total == expected.count(b"\n") + (not expected.endswith(b"\n"))  # sed's count
+    shares = 7
+    bounds = [(k * total // shares + 1, (k + 1) * total // shares) for k in range(shares)]
+    futures = [cluster.submit(count_share, src, first, last, pure=False) for first, last in bounds]
+    results = cluster.gather(futures)
+    lines = expected.split(b"\n")
+    for (first, last), (count, head, _) in zip(bounds, results):
+        assert count == last - first + 1
+        assert head.rstrip(b"\n") == lines[first - 1]
+    assert sum(count for count, _, _ in results) == total
+    assert sum(size for _, _, size in results) == len(expected)  # every byte in exactly one share

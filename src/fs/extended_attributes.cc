@@ -4,6 +4,8 @@
 
 #include <cerrno>
 
+#include "index/line_map.h"
+
 namespace mibz2::fs {
 
 Xattr xattr_named(std::string_view name) {
@@ -14,6 +16,7 @@ Xattr xattr_named(std::string_view name) {
       {"user.mibz2fs.blocks", Xattr::kBlocks},
       {"user.mibz2fs.damaged_blocks", Xattr::kDamagedBlocks},
       {"user.mibz2fs.damage", Xattr::kDamage},
+      {"user.mibz2fs.lines", Xattr::kLines},
   };
   for (const auto& [n, x] : kNames)
     if (n == name) return x;
@@ -23,6 +26,11 @@ Xattr xattr_named(std::string_view name) {
 std::string index_xattr_value(Xattr which, const index::BlockIndex& index) {
   if (which == Xattr::kBlocks) return std::to_string(index.blocks.size());
   if (which == Xattr::kDamagedBlocks) return std::to_string(index.damaged_blocks);
+  if (which == Xattr::kLines) {
+    const index::LineMap lines(index);
+    if (const auto count = lines.line_count()) return std::to_string(*count);
+    return "unknown: " + lines.unknown_why();
+  }
   std::string value;
   for (const std::string& line : index::damage_report(index)) value += line + "\n";
   return value;
@@ -66,7 +74,8 @@ int ExtendedAttributes::get(const Node& node, std::string_view name, std::string
       return 0;
     case Xattr::kBlocks:
     case Xattr::kDamagedBlocks:
-    case Xattr::kDamage: {
+    case Xattr::kDamage:
+    case Xattr::kLines: {
       catalog_.refresh(file);
       const auto idx = catalog_.status(file).index;
       if (!idx) return ENODATA;

@@ -1,5 +1,5 @@
 // The extended attributes of the mount (user.mibz2fs.*), read by name and never listed: a
-// decompressed file's compressed size, index state, blocks and damage, and on the mount's root the
+// decompressed file's compressed size, index state, blocks, damage and lines, and on the mount's root the
 // engine's and the catalog's counters and the indexing of the whole mount. Reading one never waits
 // for an index.
 #pragma once
@@ -23,14 +23,17 @@ enum class Xattr {
   kIndex,           // user.mibz2fs.index (the root: the whole mount's; a decompressed file: its own)
   kCompressedSize,  // user.mibz2fs.compressed_size
   kBlocks,          // user.mibz2fs.blocks          \ .
-  kDamagedBlocks,   // user.mibz2fs.damaged_blocks   > once the index is ready
-  kDamage,          // user.mibz2fs.damage          /
+  kDamagedBlocks,   // user.mibz2fs.damaged_blocks   | once the index is ready
+  kDamage,          // user.mibz2fs.damage           |
+  kLines,           // user.mibz2fs.lines           /
 };
 
 // The attribute called `name`.
 Xattr xattr_named(std::string_view name);
 
-// The value of an attribute an index answers (kBlocks, kDamagedBlocks, kDamage).
+// The value of an attribute an index answers (kBlocks, kDamagedBlocks, kDamage, kLines). kLines is
+// the decimal line count as `sed` counts, or "unknown: WHY" when the index cannot tell (damage, or
+// an index made before line counts): never a guess.
 std::string index_xattr_value(Xattr which, const index::BlockIndex& index);
 
 // Whether `value` fits the caller's buffer of `size` bytes (0 asks for the size): 0 or ERANGE.
