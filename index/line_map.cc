@@ -38,9 +38,17 @@ std::string LineMap::unknown_why() const {
   return unknown_from("the lines in it and after it are unknown");
 }
 
+LineMap::Gap LineMap::gap() const {
+  if (known_blocks_ == index_.blocks.size()) return index_.line_count == kUnknownLines ? Gap::kNotCounted : Gap::kNone;
+  return index_.has_line_counts() && index_.blocks[known_blocks_].damaged() ? Gap::kDamaged : Gap::kNotCounted;
+}
+
+uint64_t LineMap::known_end() const {
+  return known_blocks_ < index_.blocks.size() ? index_.blocks[known_blocks_].out_offset : index_.decompressed_size;
+}
+
 std::string LineMap::unknown_from(const std::string& consequence) const {
-  // The first block whose newlines are not known: damaged, or never counted (an older index).
-  if (known_blocks_ < index_.blocks.size() && index_.has_line_counts() && index_.blocks[known_blocks_].damaged())
+  if (gap() == Gap::kDamaged)
     return describe_block(index_, known_blocks_) + " is damaged (" + describe_damage(index_.blocks[known_blocks_]) +
            "): " + consequence;
   return no_counts_why();

@@ -32,6 +32,14 @@ class LineMap {
 
   // Lines of the file, or nullopt when the index cannot tell (unknown_why() says why).
   std::optional<uint64_t> line_count() const;
+  // Why lines from some block on cannot be numbered: kNone, all can; kNotCounted, the index never
+  // counted them (format version 2, or written again from one); kDamaged, a damaged block.
+  enum class Gap { kNone, kNotCounted, kDamaged };
+  Gap gap() const;
+  // Where the lines the index can number end: the first byte of the first block whose newlines are
+  // unknown, or the file's size. Lines that start before it can be found; a range of lines runs
+  // into the gap there.
+  uint64_t known_end() const;
   // Why the line count is unknown ("the index has no line counts (...)", "block 7 is damaged: ..."),
   // or empty when it is known.
   std::string unknown_why() const;

@@ -936,7 +936,7 @@ class FsSecurityIndexTest : public FsSecurityTest {
     bytes_ = read_file(index_file_);
     ASSERT_GE(bytes_.size(), index::kHeaderSize + 32 * 4);
     ASSERT_EQ(std::memcmp(bytes_.data(), "MIBZ2IDX", 8), 0);
-    ASSERT_EQ(get32(8), 2u) << "this test edits format version 2";
+    ASSERT_EQ(get32(8), 3u) << "this test edits format version 3";
   }
 
   uint64_t get64(size_t off) const {
@@ -952,6 +952,8 @@ class FsSecurityIndexTest : public FsSecurityTest {
   void put64(size_t off, uint64_t v) { std::memcpy(bytes_.data() + off, &v, 8); }
   uint64_t blocks() const { return get64(48); }
   size_t record(uint64_t i) const { return index::kHeaderSize + 32 * i; }
+  // Block i's newline count, in the column after the records (format version 3).
+  size_t newline_count(uint64_t i) const { return record(blocks()) + 4 * i; }
 
   // Writes the edited bytes back with the checksum recomputed (FORMAT.md: XXH3-64 of bytes
   // [0, 120) followed by every record).
@@ -1046,8 +1048,8 @@ TEST_F(FsSecurityIndexTest, HugeSparseIndexFileIsNotReadWhole) {
 }
 
 // (b) A record claiming a 2^40-byte block (later offsets and the total moved to match, checksum
-// recomputed): never a crash, the reads right. (Index format 2 already rejects it: a block's size
-// is bounded by its level. Kept so that it stays so.)
+// recomputed): never a crash, the reads right. (The index format already rejects it: a block's
+// size is bounded by its level. Kept so that it stays so.)
 TEST_F(FsSecurityIndexTest, RecordClaimingAHugeBlockIsNotTrusted) {
   make(text_bytes(600000, 2002));
   if (HasFailure()) return;
@@ -1071,10 +1073,15 @@ TEST_F(FsSecurityIndexTest, RecordRemovedIsNeverServedAsWrongBytes) {
   ASSERT_GE(n, 4u);
   const uint64_t k = 2;
   const uint64_t size_k = get64(record(k + 1) + 8) - get64(record(k) + 8);
+  // Its newline count goes too, and the line count drops by it: a forgery consistent in every field.
+  const uint64_t lines_k = get32(newline_count(k));
+  bytes_.erase(bytes_.begin() + static_cast<ptrdiff_t>(newline_count(k)),
+               bytes_.begin() + static_cast<ptrdiff_t>(newline_count(k) + 4));
   bytes_.erase(bytes_.begin() + static_cast<ptrdiff_t>(record(k)), bytes_.begin() + static_cast<ptrdiff_t>(record(k + 1)));
   for (uint64_t i = k; i < n - 1; ++i) put64(record(i) + 8, get64(record(i) + 8) - size_k);
   put64(48, n - 1);
   put64(56, get64(56) - size_k);
+  put64(96, get64(96) - lines_k);
   save_with_checksum();
   expect_served_right();
   // mibz2 cat with the same index: the right bytes, or an error exit.

@@ -130,6 +130,8 @@ TEST(IndexLinesFormat, Version3KeepsEveryCountAndVersion2ParsesWithoutLines) {
   EXPECT_EQ(old->decompressed_size, r.index.decompressed_size);
   const LineMap map(*old);
   EXPECT_FALSE(map.line_count());
+  EXPECT_EQ(map.gap(), LineMap::Gap::kNotCounted);
+  EXPECT_EQ(map.known_end(), 0u);
   EXPECT_NE(map.unknown_why().find("no line counts"), std::string::npos) << map.unknown_why();
   const auto start = map.line_start(5, read_of(v.plain));
   ASSERT_FALSE(start.ok());
@@ -140,6 +142,7 @@ TEST(IndexLinesFormat, Version3KeepsEveryCountAndVersion2ParsesWithoutLines) {
   auto rewritten = index::parse(index::serialize(*old));
   ASSERT_TRUE(rewritten.ok()) << rewritten.status();
   EXPECT_FALSE(LineMap(*rewritten).line_count());
+  EXPECT_EQ(LineMap(*rewritten).gap(), LineMap::Gap::kNotCounted);
   EXPECT_NE(LineMap(*rewritten).unknown_why().find("no line counts"), std::string::npos);
 }
 
@@ -200,6 +203,8 @@ TEST(IndexLinesFormat, CountsThatCannotBeRightAreRefused) {
 void expect_line_starts(const Bytes& plain, const BlockIndex& idx) {
   const LineMap map(idx);
   ASSERT_EQ(map.line_count(), sed_lines(plain));
+  EXPECT_EQ(map.gap(), LineMap::Gap::kNone);
+  EXPECT_EQ(map.known_end(), idx.decompressed_size);
   const uint64_t lines = sed_lines(plain);
   std::vector<uint64_t> ns = {1, 2, 3, lines / 2, lines - 1, lines, lines + 1, lines + 2, UINT64_MAX};
   uint64_t before = 0;  // lines ended before block i
@@ -265,6 +270,8 @@ TEST(LineMap, LinesBeforeDamageAreKnownAndLinesAfterItAreSaidToBeUnknown) {
   const LineMap map(r.index);
   EXPECT_FALSE(map.line_count());
   EXPECT_NE(map.unknown_why().find("block 2"), std::string::npos) << map.unknown_why();
+  EXPECT_EQ(map.gap(), LineMap::Gap::kDamaged);
+  EXPECT_EQ(map.known_end(), r.index.blocks[k].out_offset);
   const LineMap::ReadAt read = read_of(plain);
   const uint64_t last_known = r.index.newlines[0] + r.index.newlines[1] + 1;  // starts in block 1 or at block 2
   for (uint64_t n : {uint64_t{1}, uint64_t{2}, last_known - 1, last_known}) {

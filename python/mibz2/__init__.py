@@ -420,11 +420,8 @@ def index(path: PathLike, *, force: bool = False, threads: Optional[int] = None,
     ``done == total`` when a build finished). Raises OSError as :func:`open` does."""
     raw, shown = _names(path)
     _check_file(raw, shown)
-    out, lines = _engine(threads, cache_size, index_dir).index(raw, raw, force, progress)
-    described = json.loads(out.decode("utf-8", "surrogateescape"))
-    # `mibz2 info --json`'s own "lines" when it has one (the same count: one LineMap rule).
-    described.setdefault("lines", lines)
-    return described
+    out = _engine(threads, cache_size, index_dir).index(raw, raw, force, progress)
+    return json.loads(out.decode("utf-8", "surrogateescape"))
 
 
 def info(path: PathLike, *, threads: Optional[int] = None, cache_size: Union[int, str, None] = None,

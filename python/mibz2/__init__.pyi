@@ -64,7 +64,7 @@ def open(path: _Path, mode: Literal["rt"], *, threads: Optional[int] = ..., cach
          index_dir: Optional[_Path] = ..., encoding: Optional[str] = ..., errors: Optional[str] = ...,
          newline: Optional[str] = ..., progress: Optional[Progress] = ...,
          buffer_size: int = ...) -> Mibz2TextIOWrapper: ...
-# index() and info() return `mibz2 info --json`'s object plus "lines": Optional[int].
+# index() and info() return `mibz2 info --json`'s object, "lines" (Optional[int]) among its keys.
 def index(path: _Path, *, force: bool = ..., threads: Optional[int] = ..., cache_size: _Size = ...,
           index_dir: Optional[_Path] = ..., progress: Optional[Progress] = ...) -> Dict[str, Any]: ...
 def info(path: _Path, *, threads: Optional[int] = ..., cache_size: _Size = ...,

@@ -23,7 +23,6 @@
 #include "base/memory_policy.h"
 #include "engine/decoder_pool.h"
 #include "fs/name_mapping.h"
-#include "index/line_map.h"
 #include "index/source_bytes.h"
 #include "open_file.h"
 #include "session.h"
@@ -59,15 +58,13 @@ struct PyEngine {
 
   // Loads or builds the index of `path` (bytes, as os.fsencode gives), calling `progress(done,
   // total)` (compressed bytes) while it is built and once at its end (done == total, see
-  // Session::obtain); returns `mibz2 info --json`'s object as bytes, and the line count (None when
-  // the index cannot tell).
+  // Session::obtain); returns `mibz2 info --json`'s object as bytes.
   // Ctrl-C, or an exception in `progress`, stops the wait (the build goes on in the background).
-  std::tuple<py::bytes, std::optional<uint64_t>> index(const std::string& path, const std::string& shown,
-                                                       bool rebuild, py::object progress) {
+  py::bytes index(const std::string& path, const std::string& shown, bool rebuild, py::object progress) {
     const engine::FileRef file = session->file(path);
     const engine::IndexStatus got = obtain(file, rebuild, progress);
     if (!got.ready()) raise_status(got.error.prefixed(shown + ": "));
-    return {py::bytes(tools::info_json(shown, got)), mibz2::index::LineMap(*got.index).line_count()};
+    return py::bytes(tools::info_json(shown, got));
   }
 
   std::unique_ptr<OpenFile> open(const std::string& path, const std::string& shown, py::object progress) {

@@ -196,23 +196,6 @@ Outcome cat_engine(const char* path, IndexAccess& access, const engine::FileRef&
   }
 }
 
-// Where the lines the index knows end: the start of the first block whose newlines are unknown (a
-// damaged one), or the end of the file.
-uint64_t known_lines_end(const index::BlockIndex& idx) {
-  for (size_t i = 0; i < idx.newlines.size() && i < idx.blocks.size(); ++i)
-    if (idx.newlines[i] == index::kUnknownNewlines) return idx.blocks[i].out_offset;
-  return idx.decompressed_size;
-}
-
-// Whether the index has no line counts because they were never made (an index of format version 2,
-// or written again from one), rather than because of damage; an empty file's index needs none.
-bool line_counts_never_made(const index::BlockIndex& idx) {
-  if (!idx.has_line_counts()) return idx.line_count == index::kUnknownLines;
-  for (size_t i = 0; i < idx.newlines.size() && i < idx.blocks.size(); ++i)
-    if (idx.newlines[i] == index::kUnknownNewlines) return !idx.blocks[i].damaged();
-  return false;
-}
-
 // --lines: the bytes of lines FIRST..LAST, as `sed -n 'FIRST,LASTp'` writes them. Where the range
 // starts and ends comes from the index's newline counts and a read of the one block that holds each
 // end (index/line_map.h); the bytes between are written as --offset/--length write theirs.
@@ -231,7 +214,7 @@ Outcome cat_lines(const char* path, IndexAccess& access, const engine::FileRef& 
     const std::shared_ptr<engine::Reader> reader = std::move(opened).value();
     const index::BlockIndex& idx = reader->index();
     const index::LineMap map(idx);
-    if (line_counts_never_made(idx)) {
+    if (map.gap() == index::LineMap::Gap::kNotCounted) {
       std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, map.unknown_why().c_str());
       return skipped(kExitEnvironment);
     }
@@ -246,7 +229,7 @@ Outcome cat_lines(const char* path, IndexAccess& access, const engine::FileRef& 
     if (failed.code() == ENODATA) {
       // After damage. The lines of the range before the damaged block, if any, go out first.
       if (begin.ok())
-        if (const Outcome r = cat_engine(path, access, file, *begin, known_lines_end(idx) - *begin); r.status != kExitOk)
+        if (const Outcome r = cat_engine(path, access, file, *begin, map.known_end() - *begin); r.status != kExitOk)
           return r;
       std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, failed.message().c_str());
       return stopped(kExitDataError);
