@@ -32,29 +32,7 @@ std::string sed_count(const stdfs::path& file) {
   return out.empty() ? "0" : out;
 }
 
-class FsLinesTest : public FsMountTest {
- protected:
-  void SetUp() override {
-    FsMountTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    builds_.emplace(stdfs::canonical(work_->path()) / "hold");
-  }
-  void TearDown() override {
-    builds_.reset();  // released before the unmount
-    FsMountTest::TearDown();
-  }
-
-  // Runs `fn`; false (and the hold released, so that it ends) if it has not returned in 30 s.
-  bool returns_at_once(const std::function<void()>& fn) {
-    auto done = std::async(std::launch::async, fn);
-    if (done.wait_for(std::chrono::seconds(30)) == std::future_status::ready) return true;
-    builds_->release();
-    done.wait();
-    return false;
-  }
-
-  std::optional<BuildHold> builds_;
-};
+class FsLinesTest : public FsHeldBuildsTest {};
 
 TEST_F(FsLinesTest, EachFilesLinesAreWhatSedCounts) {
   const stdfs::path src = new_source();
@@ -131,7 +109,7 @@ TEST_F(FsLinesTest, AFileNotIndexedYetHasNoLinesAndNeverWaits) {
   } const pin{open(shown.c_str(), O_PATH)};
   ASSERT_GE(pin.fd, 0) << std::strerror(errno);
 
-  builds_->hold();
+  hold();
   const Bytes changed = text_bytes(300000, 65);
   write_file(src / "f.txt.bz2", libbz2_compress(changed, 1));
   Xattr lines, state;
@@ -142,7 +120,7 @@ TEST_F(FsLinesTest, AFileNotIndexedYetHasNoLinesAndNeverWaits) {
   EXPECT_EQ(lines.error, ENODATA) << lines.value;
   EXPECT_TRUE(state.value == "queued" || state.value.rfind("building ", 0) == 0) << state.value;
 
-  builds_->release();
+  release();
   const ReadAll r = read_all(shown);
   ASSERT_EQ(r.error, 0);
   ASSERT_TRUE(same_bytes(r.data, changed));

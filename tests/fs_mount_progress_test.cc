@@ -32,8 +32,6 @@
 namespace mibz2::test {
 namespace {
 
-constexpr double kLimit = 30;  // seconds before a call that should not wait is taken as waiting
-
 // The value of `key=` in a "key=value key=value" line, or -1.
 long long field(const std::string& line, const std::string& key) {
   const size_t at = line.find(key + "=");
@@ -49,30 +47,10 @@ std::string file_name(int i, const char* ext) {
   return n;
 }
 
-class FsProgressTest : public FsMountTest {
+constexpr double kLimit = 30;  // seconds before a call that should not wait is taken as waiting
+
+class FsProgressTest : public FsHeldBuildsTest {
  protected:
-  void SetUp() override {
-    FsMountTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    builds_.emplace(stdfs::canonical(work_->path()) / "hold");
-  }
-  void TearDown() override {
-    builds_.reset();  // released before the unmount
-    FsMountTest::TearDown();
-  }
-  void hold() { builds_->hold(); }
-  void release() { builds_->release(); }
-  bool held() const { return builds_->held(); }
-
-  // Runs `fn`; false (and the hold released, so that it ends) if it has not returned within kLimit.
-  bool returns_at_once(const std::function<void()>& fn) {
-    auto done = std::async(std::launch::async, fn);
-    if (done.wait_for(std::chrono::duration<double>(kLimit)) == std::future_status::ready) return true;
-    release();
-    done.wait();
-    return false;
-  }
-
   // A source of `n` files f0.txt.bz2 ..., of a few hundred kB each (several blocks).
   stdfs::path source_of(int n) {
     const stdfs::path src = new_source();

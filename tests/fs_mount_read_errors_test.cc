@@ -25,11 +25,7 @@
 namespace mibz2::test {
 namespace {
 
-struct Ran {
-  int status;
-  Bytes out;
-  std::string err;
-};
+using Ran = CommandResult;
 
 class FsReadErrorTest : public FsMountTest {
  protected:
@@ -82,10 +78,8 @@ class FsReadErrorTest : public FsMountTest {
   Ran mibz2(const std::string& args) {
     const char* other = std::getenv("MIBZ2_TEST_BINARY");
     const std::string program = other && *other ? other : MIBZ2_BINARY;
-    const stdfs::path err = work_->path() / "mibz2-stderr.txt";
-    CommandResult r = run_command("timeout -k 5 120 " + shell_quote(program) + " " + args + " 2>" +
-                                  shell_quote(err.string()) + " </dev/null");
-    return {r.status, std::move(r.out), slurp(err)};
+    return run_command("timeout -k 5 120 " + shell_quote(program) + " " + args + " </dev/null",
+                       work_->path() / "mibz2-stderr.txt");
   }
 
   TempDir outside_;  // the faulty mount's place: outside work_, which must hold no mount at the end

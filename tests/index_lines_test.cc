@@ -24,15 +24,6 @@ uint64_t plain_count(const uint8_t* p, size_t n) {
   return c;
 }
 
-// Where line n (1-based) starts in `plain`, by walking it: the size when there is no line n.
-uint64_t naive_line_start(const Bytes& plain, uint64_t n) {
-  if (n == 1) return 0;
-  uint64_t seen = 0;
-  for (size_t i = 0; i < plain.size(); ++i)
-    if (plain[i] == '\n' && ++seen == n - 1) return i + 1;
-  return plain.size();
-}
-
 LineMap::ReadAt read_of(const Bytes& plain) {
   return [&plain](uint64_t off, size_t len, uint8_t* out) -> ssize_t {
     if (off >= plain.size()) return 0;
@@ -218,7 +209,7 @@ void expect_line_starts(const Bytes& plain, const BlockIndex& idx) {
     if (n == 0) continue;
     const auto got = map.line_start(n, read);
     ASSERT_TRUE(got.ok()) << "line " << n << ": " << got.status();
-    ASSERT_EQ(*got, naive_line_start(plain, n)) << "line " << n;
+    ASSERT_EQ(*got, walked_line_start(plain, n)) << "line " << n;
   }
   const auto zero = map.line_start(0, read);
   ASSERT_FALSE(zero.ok());
@@ -277,7 +268,7 @@ TEST(LineMap, LinesBeforeDamageAreKnownAndLinesAfterItAreSaidToBeUnknown) {
   for (uint64_t n : {uint64_t{1}, uint64_t{2}, last_known - 1, last_known}) {
     const auto got = map.line_start(n, read);
     ASSERT_TRUE(got.ok()) << n << ": " << got.status();
-    EXPECT_EQ(*got, naive_line_start(plain, n)) << n;
+    EXPECT_EQ(*got, walked_line_start(plain, n)) << n;
   }
   const auto after = map.line_start(last_known + 1, read);
   ASSERT_FALSE(after.ok());

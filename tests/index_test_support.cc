@@ -175,6 +175,14 @@ Bytes version2_bytes(const index::BlockIndex& idx) {
   return v2;
 }
 
+uint64_t walked_line_start(std::span<const uint8_t> plain, uint64_t n) {
+  if (n == 1) return 0;
+  uint64_t seen = 0;
+  for (size_t i = 0; i < plain.size(); ++i)
+    if (plain[i] == '\n' && ++seen == n - 1) return i + 1;
+  return plain.size();
+}
+
 void mark_damaged(index::BlockIndex& want, size_t block, uint8_t flags) {
   want.blocks[block].flags |= flags;
   if (want.newlines.size() > block) want.newlines[block] = index::kUnknownNewlines;

@@ -87,6 +87,8 @@ class FaultyBytes final : public index::SourceBytes {
 // Lines of `plain` as `sed -n '$='` and the index count them: its '\n' bytes, plus one when it does
 // not end with one (a plain counting loop, not the index's).
 uint64_t sed_lines(std::span<const uint8_t> plain);
+// Where line n (1-based) starts in `plain`, by walking its bytes: its size when there is no line n.
+uint64_t walked_line_start(std::span<const uint8_t> plain, uint64_t n);
 // What an expected index says once record `block` is damaged with `flags`: those flags, and its
 // newlines and the file's line count unknown (the damage counters are the caller's).
 void mark_damaged(index::BlockIndex& want, size_t block, uint8_t flags);

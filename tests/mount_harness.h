@@ -13,6 +13,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -167,6 +169,36 @@ class FsMountTest : public ::testing::Test {
   stdfs::path mnt_;
   stdfs::path idx_;
   std::vector<std::unique_ptr<Mibz2fs>> mounts_;
+};
+
+// Mount tests that hold the daemon's index builds (BuildHold) to see what it answers before a file
+// is indexed: a mibz2fs started in the test holds its builds while hold() is in force.
+class FsHeldBuildsTest : public FsMountTest {
+ protected:
+  void SetUp() override {
+    FsMountTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    builds_.emplace(stdfs::canonical(work_->path()) / "hold");
+  }
+  void TearDown() override {
+    builds_.reset();  // released before the unmount
+    FsMountTest::TearDown();
+  }
+  void hold() { builds_->hold(); }
+  void release() { builds_->release(); }
+  bool held() const { return builds_->held(); }
+
+  // Runs `fn`; false (and the hold released, so that it ends) if it has not returned in `limit`.
+  bool returns_at_once(const std::function<void()>& fn, std::chrono::duration<double> limit = std::chrono::seconds(30)) {
+    auto done = std::async(std::launch::async, fn);
+    if (done.wait_for(limit) == std::future_status::ready) return true;
+    release();
+    done.wait();
+    return false;
+  }
+
+ private:
+  std::optional<BuildHold> builds_;
 };
 
 #define MOUNT_OR_RETURN(expr)      \

@@ -623,6 +623,23 @@ CommandResult run_command(const std::string& command) {
   return r;
 }
 
+CommandResult run_command(const std::string& command, const std::filesystem::path& err_path) {
+  CommandResult r = run_command(command + " 2>" + shell_quote(err_path.string()));
+  const Bytes err = read_file(err_path);
+  r.err.assign(err.begin(), err.end());
+  return r;
+}
+
+std::vector<std::string> CommandResult::err_lines() const {
+  std::vector<std::string> lines;
+  for (size_t start = 0, end; start < err.size(); start = end + 1) {
+    end = err.find('\n', start);
+    if (end == std::string::npos) end = err.size();
+    lines.push_back(err.substr(start, end - start));
+  }
+  return lines;
+}
+
 std::string shell_quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) {

@@ -221,9 +221,15 @@ void write_file(const std::filesystem::path& path, std::span<const uint8_t> data
 struct CommandResult {
   int status = -1;  // exit status, or 128 + signal, or -1 if it could not run
   Bytes out;        // standard output
+  std::string err;  // standard error, when captured (the run_command with an err_path)
+  std::string out_text() const { return std::string(out.begin(), out.end()); }
+  std::vector<std::string> err_lines() const;
 };
 // Runs `command` with /bin/sh; standard error is left alone unless the command redirects it.
 CommandResult run_command(const std::string& command);
+// The same with standard error captured, through the file `err_path` (written over, left behind):
+// `command` must be one that its own 2> can follow (a simple command, or one in braces).
+CommandResult run_command(const std::string& command, const std::filesystem::path& err_path);
 std::string shell_quote(const std::string& s);
 bool have_program(const std::string& name);
 

@@ -24,12 +24,7 @@
 namespace mibz2::test {
 namespace {
 
-struct Ran {
-  int status;
-  Bytes out;
-  std::string err;
-  std::string text() const { return std::string(out.begin(), out.end()); }
-};
+using Ran = CommandResult;
 
 // Text of `count` lines of varied length: empty ones, short ones, some of a few kB, and two longer
 // than `long_bytes` (more than a block), at a third and two thirds of the way; the last line ends
@@ -52,15 +47,6 @@ Bytes varied_lines(size_t count, uint64_t seed, size_t long_bytes, bool final_ne
   return out;
 }
 
-// The decompressed offset where line n (1-based) starts, by walking the bytes.
-uint64_t line_start(const Bytes& plain, uint64_t n) {
-  if (n == 1) return 0;
-  uint64_t seen = 0;
-  for (size_t i = 0; i < plain.size(); ++i)
-    if (plain[i] == '\n' && ++seen == n - 1) return i + 1;
-  return plain.size();
-}
-
 // The number of the line that holds the byte at `offset` (1-based).
 uint64_t line_at(const Bytes& plain, uint64_t offset) {
   return 1 + static_cast<uint64_t>(std::count(plain.begin(), plain.begin() + static_cast<ptrdiff_t>(offset), '\n'));
@@ -79,11 +65,9 @@ class Mibz2Lines : public ::testing::Test {
  protected:
   // `mibz2 ARGS` with its index cache inside the test's directory.
   Ran mibz2(const std::string& args) {
-    const auto err_path = dir_.file("stderr.txt");
-    const CommandResult r = run_command("XDG_CACHE_HOME=" + q(dir_.file("cache")) + " " + shell_quote(MIBZ2_BINARY) +
-                                        " " + args + " 2>" + q(err_path) + " </dev/null");
-    const Bytes err = read_file(err_path);
-    return {r.status, r.out, std::string(err.begin(), err.end())};
+    return run_command("XDG_CACHE_HOME=" + q(dir_.file("cache")) + " " + shell_quote(MIBZ2_BINARY) + " " + args +
+                           " </dev/null",
+                       dir_.file("stderr.txt"));
   }
   static std::string q(const std::filesystem::path& p) { return shell_quote(p.string()); }
 
@@ -103,11 +87,11 @@ class Mibz2Lines : public ::testing::Test {
     const uint64_t lines = std::stoull(std::string(wc.out.begin(), wc.out.end())) + (final_newline ? 0 : 1);
     const Ran json = mibz2("info --json " + q(file));
     ASSERT_EQ(json.status, 0) << json.err;
-    EXPECT_NE(json.text().find(",\"lines\":" + std::to_string(lines) + ","), std::string::npos) << json.text();
-    EXPECT_EQ(json.text().find("lines_unknown"), std::string::npos) << json.text();
+    EXPECT_NE(json.out_text().find(",\"lines\":" + std::to_string(lines) + ","), std::string::npos) << json.out_text();
+    EXPECT_EQ(json.out_text().find("lines_unknown"), std::string::npos) << json.out_text();
     const Ran text = mibz2("info " + q(file));
     ASSERT_EQ(text.status, 0) << text.err;
-    EXPECT_NE(text.text().find("\nlines:              " + std::to_string(lines) + "\n"), std::string::npos) << text.text();
+    EXPECT_NE(text.out_text().find("\nlines:              " + std::to_string(lines) + "\n"), std::string::npos) << text.out_text();
   }
 
   // cat --lines writes what sed -n writes of the decompressed file, with status 0 and no message.
@@ -247,15 +231,15 @@ TEST_F(Mibz2Lines, LinesAfterDamageAreUnknownAndLinesBeforeItAreServed) {
 
   const Ran json = mibz2("info --json " + q(file));
   ASSERT_EQ(json.status, 0) << json.err;
-  EXPECT_NE(json.text().find(",\"lines\":null,\"lines_unknown\":\"block 3"), std::string::npos) << json.text();
+  EXPECT_NE(json.out_text().find(",\"lines\":null,\"lines_unknown\":\"block 3"), std::string::npos) << json.out_text();
   const Ran text = mibz2("info " + q(file));
-  EXPECT_NE(text.text().find("\nlines:              unknown (block 3"), std::string::npos) << text.text();
+  EXPECT_NE(text.out_text().find("\nlines:              unknown (block 3"), std::string::npos) << text.out_text();
 
   const uint64_t damage_at = layout.blocks[k].out_offset;
   const uint64_t last_before = line_at(plain, damage_at) - 1;  // the last line that ends before the block
   auto expected = [&](uint64_t first, uint64_t last) {
-    return Bytes(plain.begin() + static_cast<ptrdiff_t>(line_start(plain, first)),
-                 plain.begin() + static_cast<ptrdiff_t>(line_start(plain, last + 1)));
+    return Bytes(plain.begin() + static_cast<ptrdiff_t>(walked_line_start(plain, first)),
+                 plain.begin() + static_cast<ptrdiff_t>(walked_line_start(plain, last + 1)));
   };
   for (const Range& r : {span(1, 5), span(last_before - 3, last_before), only(last_before), span(2, last_before)}) {
     SCOPED_TRACE("before the damage: " + r.lines);
@@ -279,7 +263,7 @@ TEST_F(Mibz2Lines, LinesAfterDamageAreUnknownAndLinesBeforeItAreServed) {
   const uint64_t first = last_before - 2;
   const Ran across = mibz2("cat --lines " + span(first, after + 5).lines + " " + q(file));
   EXPECT_EQ(across.status, 2);
-  EXPECT_TRUE(same_bytes(across.out, Bytes(plain.begin() + static_cast<ptrdiff_t>(line_start(plain, first)),
+  EXPECT_TRUE(same_bytes(across.out, Bytes(plain.begin() + static_cast<ptrdiff_t>(walked_line_start(plain, first)),
                                            plain.begin() + static_cast<ptrdiff_t>(damage_at))));
   EXPECT_NE(across.err.find("line " + std::to_string(after + 6) + ": block 3"), std::string::npos) << across.err;
 }
@@ -314,10 +298,10 @@ TEST_F(Mibz2Lines, AnIndexWithoutLineCountsSaysSoAndStillServesBytes) {
     write_file(stored[0], *old);  // the same file rewritten: owner and mode kept
     const Ran text = mibz2("info " + in_dir + q(file));
     ASSERT_EQ(text.status, 0) << text.err;
-    EXPECT_NE(text.text().find("\nlines:              unknown (" + why + ")\n"), std::string::npos) << text.text();
-    EXPECT_NE(text.text().find("(current)"), std::string::npos) << "the old index was not the one used: " << text.text();
+    EXPECT_NE(text.out_text().find("\nlines:              unknown (" + why + ")\n"), std::string::npos) << text.out_text();
+    EXPECT_NE(text.out_text().find("(current)"), std::string::npos) << "the old index was not the one used: " << text.out_text();
     const Ran json = mibz2("info --json " + in_dir + q(file));
-    EXPECT_NE(json.text().find(",\"lines\":null,\"lines_unknown\":\"" + why + "\","), std::string::npos) << json.text();
+    EXPECT_NE(json.out_text().find(",\"lines\":null,\"lines_unknown\":\"" + why + "\","), std::string::npos) << json.out_text();
 
     for (const std::string range : {"2:5", "1", "1:", "4000:"}) {
       SCOPED_TRACE(range);
@@ -329,8 +313,8 @@ TEST_F(Mibz2Lines, AnIndexWithoutLineCountsSaysSoAndStillServesBytes) {
     // The next file is still written, as after a file that cannot be opened.
     const Ran both = mibz2("cat --lines 2:5 " + in_dir + q(file) + " " + q(fresh));
     EXPECT_EQ(both.status, 1);
-    EXPECT_TRUE(same_bytes(both.out, Bytes(plain.begin() + static_cast<ptrdiff_t>(line_start(plain, 2)),
-                                           plain.begin() + static_cast<ptrdiff_t>(line_start(plain, 6)))));
+    EXPECT_TRUE(same_bytes(both.out, Bytes(plain.begin() + static_cast<ptrdiff_t>(walked_line_start(plain, 2)),
+                                           plain.begin() + static_cast<ptrdiff_t>(walked_line_start(plain, 6)))));
 
     // Bytes, as before. (Checked on version 2 alone: the form written again from it makes every read
     // index the file again, because index/block_check.cc takes its unknown counts for a mismatch.)
@@ -348,12 +332,12 @@ TEST_F(Mibz2Lines, AnIndexWithoutLineCountsSaysSoAndStillServesBytes) {
   ASSERT_EQ(mibz2("index --force " + in_dir + q(file)).status, 0);
   const CommandResult wc = run_command("bzip2 -dc " + q(file) + " | wc -l");
   const Ran after = mibz2("info --json " + in_dir + q(file));
-  EXPECT_NE(after.text().find(",\"lines\":" + std::string(wc.out.begin(), wc.out.end() - 1) + ","), std::string::npos)
-      << after.text();
+  EXPECT_NE(after.out_text().find(",\"lines\":" + std::string(wc.out.begin(), wc.out.end() - 1) + ","), std::string::npos)
+      << after.out_text();
   const Ran lines = mibz2("cat --lines 2:5 " + in_dir + q(file));
   EXPECT_EQ(lines.status, 0) << lines.err;
-  EXPECT_TRUE(same_bytes(lines.out, Bytes(plain.begin() + static_cast<ptrdiff_t>(line_start(plain, 2)),
-                                          plain.begin() + static_cast<ptrdiff_t>(line_start(plain, 6)))));
+  EXPECT_TRUE(same_bytes(lines.out, Bytes(plain.begin() + static_cast<ptrdiff_t>(walked_line_start(plain, 2)),
+                                          plain.begin() + static_cast<ptrdiff_t>(walked_line_start(plain, 6)))));
 }
 
 // An empty file has no lines, whatever its index: info says 0 (even with an index of version 2),
@@ -362,7 +346,7 @@ TEST_F(Mibz2Lines, AnEmptyFileHasNoLines) {
   const std::filesystem::path file = dir_.write("empty.bz2", libbz2_compress({}, 9));
   const Ran json = mibz2("info --json " + q(file));
   ASSERT_EQ(json.status, 0) << json.err;
-  EXPECT_NE(json.text().find(",\"lines\":0,"), std::string::npos) << json.text();
+  EXPECT_NE(json.out_text().find(",\"lines\":0,"), std::string::npos) << json.out_text();
   for (const std::string range : {"1", "1:", "1:5", "3:"}) {
     const Ran r = mibz2("cat --lines " + range + " " + q(file));
     EXPECT_EQ(r.status, 0) << range << ": " << r.err;

@@ -19,21 +19,7 @@
 namespace mibz2::test {
 namespace {
 
-struct Ran {
-  int status;
-  Bytes out;
-  std::string err;
-  std::string out_text() const { return std::string(out.begin(), out.end()); }
-  std::vector<std::string> err_lines() const {
-    std::vector<std::string> lines;
-    for (size_t start = 0, end; start < err.size(); start = end + 1) {
-      end = err.find('\n', start);
-      if (end == std::string::npos) end = err.size();
-      lines.push_back(err.substr(start, end - start));
-    }
-    return lines;
-  }
-};
+using Ran = CommandResult;
 
 size_t count_of(const std::string& text, const std::string& what) {
   size_t n = 0;
@@ -62,11 +48,7 @@ class Mibz2Program : public ::testing::Test {
     cmd += shell_quote(program);
     cmd += ' ';
     cmd += args;
-    cmd += " 2>";
-    cmd += shell_quote(err_path.string());
-    CommandResult r = run_command(cmd + " </dev/null");
-    const Bytes err = read_file(err_path);
-    return {r.status, std::move(r.out), std::string(err.begin(), err.end())};
+    return run_command(cmd + " </dev/null", err_path);
   }
   Ran mibz2(const std::string& args) { return run(MIBZ2_BINARY, args); }
   Ran mibz2fs(const std::string& args) { return run(MIBZ2FS_BINARY, args); }

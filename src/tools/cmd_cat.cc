@@ -101,6 +101,21 @@ Outcome check_tail(const char* path, const index::BlockIndex& idx) {
 // A file that has no index and cannot get one: unreadable (1) or not bzip2 (2); nothing written.
 Outcome no_index(const engine::IndexStatus& got) { return skipped(exit_status_of(got.error)); }
 
+// The file's Reader, its index loaded or built first; or, said on stderr, why there is none.
+struct OpenedReader {
+  std::shared_ptr<engine::Reader> reader;
+  Outcome failed = kWritten;  // what to return when there is no reader
+};
+OpenedReader open_reader(const char* path, IndexAccess& access, const engine::FileRef& file) {
+  if (const engine::IndexStatus got = access.obtain(file, path, false, false); !got.ready()) return {nullptr, no_index(got)};
+  base::Result<std::shared_ptr<engine::Reader>> opened = access.catalog().open(file);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, opened.status().message().c_str());
+    return {nullptr, skipped(kExitEnvironment)};
+  }
+  return {std::move(opened).value(), kWritten};
+}
+
 // Writes a parallel pass's blocks, in order, to standard output; stops at the first damaged block
 // (what it is goes in `damage`) or failed write (its errno in `write_errno`).
 struct BlockWriter {
@@ -153,13 +168,9 @@ Outcome cat_engine(const char* path, IndexAccess& access, const engine::FileRef&
   constexpr size_t kChunk = 4 << 20;
   std::vector<uint8_t> buf(kChunk);
   for (int attempt = 0;; ++attempt) {
-    if (const engine::IndexStatus got = access.obtain(file, path, false, false); !got.ready()) return no_index(got);
-    base::Result<std::shared_ptr<engine::Reader>> opened = access.catalog().open(file);
-    if (!opened.ok()) {
-      std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, opened.status().message().c_str());
-      return skipped(kExitEnvironment);
-    }
-    const std::shared_ptr<engine::Reader> reader = std::move(opened).value();
+    const OpenedReader opened = open_reader(path, access, file);
+    if (!opened.reader) return opened.failed;
+    const std::shared_ptr<engine::Reader>& reader = opened.reader;
     const uint64_t size = reader->size();
     const uint64_t begin = std::min(offset, size);
     const uint64_t end = begin + std::min(length, size - begin);
@@ -205,13 +216,9 @@ Outcome cat_engine(const char* path, IndexAccess& access, const engine::FileRef&
 // having written the lines of the range that lie before the damaged block.
 Outcome cat_lines(const char* path, IndexAccess& access, const engine::FileRef& file, const LineRange& lines) {
   for (int attempt = 0;; ++attempt) {
-    if (const engine::IndexStatus got = access.obtain(file, path, false, false); !got.ready()) return no_index(got);
-    base::Result<std::shared_ptr<engine::Reader>> opened = access.catalog().open(file);
-    if (!opened.ok()) {
-      std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, opened.status().message().c_str());
-      return skipped(kExitEnvironment);
-    }
-    const std::shared_ptr<engine::Reader> reader = std::move(opened).value();
+    const OpenedReader opened = open_reader(path, access, file);
+    if (!opened.reader) return opened.failed;
+    const std::shared_ptr<engine::Reader>& reader = opened.reader;
     const index::BlockIndex& idx = reader->index();
     const index::LineMap map(idx);
     if (map.gap() == index::LineMap::Gap::kNotCounted) {
