@@ -5,9 +5,11 @@
 // the builder makes them. Random mutations almost never keep the checksum right, so each input is
 // parsed twice: as it is, and with its checksum recomputed (which reaches the record checks).
 //
-// Checked: an index that parses serializes back to exactly the same bytes, and holds what readers
-// rely on (records ordered, chained and inside the source, sizes its levels allow, offsets mapped
-// back to their block, the damage count); IndexStore::load of a file with those bytes, for the
+// Checked: an index that parses serializes back to exactly the same bytes (one of an older version,
+// to a current one that parses to the same index), and holds what readers rely on (records
+// ordered, chained and inside the source, sizes its levels allow, offsets mapped back to their
+// block, the damage count, newline counts a block can hold and a line count they add up to, and
+// line starts that LineMap finds inside the file); IndexStore::load of a file with those bytes, for the
 // source identity they name, gives the same index, or rejects it exactly when parse does or the
 // file is larger than any index of that source can be.
 //
@@ -20,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,6 +31,7 @@
 #include "index/block_index.h"
 #include "index/index_format.h"
 #include "index/index_store.h"
+#include "index/line_map.h"
 #include "index/xxh3.h"
 
 namespace {
@@ -47,10 +51,54 @@ std::vector<uint8_t> with_checksum(std::span<const uint8_t> bytes) {
   return b;
 }
 
+// The line counts (FORMAT.md, version 3) and what LineMap makes of them.
+void check_lines(const index::BlockIndex& idx) {
+  uint64_t newlines = 0;
+  bool all_known = idx.has_line_counts();
+  if (idx.has_line_counts())
+    for (size_t i = 0; i < idx.blocks.size(); ++i) {
+      const uint32_t n = idx.newlines[i];
+      const std::string which = "record " + std::to_string(i) + ": ";
+      FUZZ_CHECK(!idx.blocks[i].damaged() || n == index::kUnknownNewlines, which + "a damaged block with a count");
+      FUZZ_CHECK(n == index::kUnknownNewlines || n <= idx.block_size(i), which + "more newlines than bytes");
+      if (n == index::kUnknownNewlines) all_known = false;
+      else newlines += n;
+    }
+  const index::LineMap lines(idx);
+  const std::optional<uint64_t> count = lines.line_count();
+  if (count && idx.has_line_counts())
+    FUZZ_CHECK(all_known && (*count == newlines || *count == newlines + 1), "a line count the counts do not give");
+  FUZZ_CHECK(count.has_value() == lines.unknown_why().empty(), "unknown_why disagrees with line_count");
+  FUZZ_CHECK(lines.known_end() <= idx.decompressed_size, "known lines end past the file");
+  // Line starts, reading blocks of nothing but newlines (what any block could hold): inside the
+  // file or refused, never a crash.
+  const index::LineMap::ReadAt newline_bytes = [](uint64_t, size_t length, uint8_t* out) {
+    std::memset(out, '\n', length);
+    return static_cast<ssize_t>(length);
+  };
+  for (uint64_t n : {uint64_t{1}, uint64_t{2}, count ? *count / 2 + 1 : uint64_t{3}}) {
+    const base::Result<uint64_t> start = lines.line_start(n, newline_bytes);
+    FUZZ_CHECK(!start.ok() || *start <= idx.decompressed_size, "a line start past the file");
+  }
+}
+
 void check_index(const index::BlockIndex& idx, std::span<const uint8_t> bytes) {
   const std::vector<uint8_t> again = index::serialize(idx);
-  FUZZ_CHECK(again.size() == bytes.size() && std::equal(again.begin(), again.end(), bytes.begin()),
-             "a parsed index does not serialize to its own bytes");
+  uint32_t version = 0;
+  std::memcpy(&version, bytes.data() + 8, sizeof version);
+  if (version == index::kFormatVersion) {
+    FUZZ_CHECK(again.size() == bytes.size() && std::equal(again.begin(), again.end(), bytes.begin()),
+               "a parsed index does not serialize to its own bytes");
+  } else {
+    // An older version is written as the current one, without line counts: the same index.
+    const base::Result<index::BlockIndex> current = index::parse(again);
+    FUZZ_CHECK(current.ok(), "an older index written again does not parse: " + current.status().message());
+    FUZZ_CHECK(index::serialize(*current) == again, "an older index written again does not round-trip");
+    FUZZ_CHECK(current->blocks.size() == idx.blocks.size() && current->decompressed_size == idx.decompressed_size &&
+                   current->line_count == idx.line_count,
+               "an older index written again is another index");
+  }
+  check_lines(idx);
   const uint64_t source_bits = idx.source.size * 8;
   uint32_t damaged = 0;
   for (size_t i = 0; i < idx.blocks.size(); ++i) {
