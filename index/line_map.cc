@@ -22,9 +22,10 @@ std::string no_counts_why() {
 LineMap::LineMap(const BlockIndex& index) : index_(index) {
   newlines_before_.push_back(0);
   if (!index.has_line_counts()) return;
-  for (size_t i = 0; i < index.newlines.size() && index.newlines[i] != kUnknownNewlines; ++i) {
-    newlines_before_.push_back(newlines_before_.back() + index.newlines[i]);
-    known_blocks_ = i + 1;
+  uint64_t before = 0;
+  for (; known_blocks_ < index.newlines.size() && index.newlines[known_blocks_] != kUnknownNewlines; ++known_blocks_) {
+    before += index.newlines[known_blocks_];
+    if ((known_blocks_ + 1) % kStride == 0) newlines_before_.push_back(before);
   }
 }
 
@@ -57,12 +58,16 @@ std::string LineMap::unknown_from(const std::string& consequence) const {
 std::optional<LineMap::Place> LineMap::place_of(uint64_t rank) const {
   // The first block whose newlines reach `rank`: the line starts just after its rank-th newline
   // counted from the file's start (or, with rank 0, at the first byte).
+  // The last checkpoint before the rank-th newline, then at most kStride blocks' counts.
   if (rank == 0) return Place{0, 0};
-  const auto end = newlines_before_.begin() + static_cast<ptrdiff_t>(known_blocks_) + 1;
-  const auto it = std::lower_bound(newlines_before_.begin() + 1, end, rank);
-  if (it == end) return std::nullopt;
-  const size_t block = static_cast<size_t>(it - newlines_before_.begin()) - 1;
-  return Place{block, rank - newlines_before_[block]};
+  const auto after = std::lower_bound(newlines_before_.begin(), newlines_before_.end(), rank);
+  const size_t checkpoint = static_cast<size_t>(after - newlines_before_.begin()) - 1;
+  uint64_t before = newlines_before_[checkpoint];
+  for (size_t i = checkpoint * kStride; i < known_blocks_; ++i) {
+    if (before + index_.newlines[i] >= rank) return Place{i, rank - before};
+    before += index_.newlines[i];
+  }
+  return std::nullopt;
 }
 
 base::Result<uint64_t> LineMap::line_start(uint64_t n, const ReadAt& read) const {
