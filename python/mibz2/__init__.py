@@ -278,7 +278,34 @@ class Mibz2RawFile(io.RawIOBase):
         return f"<mibz2.Mibz2RawFile name={self.name!r}{' closed' if self.closed else ''}>"
 
 
-class Mibz2BufferedReader(io.BufferedReader):
+class _LinesOfWrapped:
+    """The line methods of a file that wraps another (``_wrapped``: a buffered reader's raw file, a
+    text wrapper's buffer): the count and the offsets are the wrapped file's (in the end
+    :class:`Mibz2RawFile`'s), and ``seek_line`` seeks this file, so that its buffer (and a text
+    wrapper's decoder) follows. A byte offset at a line start is also a text wrapper's seek cookie
+    with a fresh decoder: no character of a multibyte sequence straddles a b"\\n"."""
+
+    @property
+    def _wrapped(self):
+        raise NotImplementedError
+
+    @property
+    def line_count(self) -> Optional[int]:
+        return self._wrapped.line_count
+
+    @property
+    def line_count_unknown(self) -> Optional[str]:
+        return self._wrapped.line_count_unknown
+
+    def line_offset(self, n: int) -> int:
+        return self._wrapped.line_offset(n)
+
+    def seek_line(self, n: int) -> int:
+        """Moves to the start of line `n` (1-based): the next ``readline()`` returns line n."""
+        return self.seek(self._wrapped.line_offset(n))
+
+
+class Mibz2BufferedReader(_LinesOfWrapped, io.BufferedReader):
     """io.BufferedReader that keeps the bytes before damage.
 
     io.BufferedReader.read(n) drops what it has gathered when a later raw read fails, so n bytes
@@ -292,19 +319,8 @@ class Mibz2BufferedReader(io.BufferedReader):
     """
 
     @property
-    def line_count(self) -> Optional[int]:
-        return self.raw.line_count
-
-    @property
-    def line_count_unknown(self) -> Optional[str]:
-        return self.raw.line_count_unknown
-
-    def line_offset(self, n: int) -> int:
-        return self.raw.line_offset(n)
-
-    def seek_line(self, n: int) -> int:
-        """Moves to the start of line `n` (1-based): the next ``readline()`` returns line n."""
-        return self.seek(self.raw.line_offset(n))
+    def _wrapped(self):
+        return self.raw
 
     def read(self, size: Optional[int] = -1) -> bytes:
         if size is None or size < 0:
@@ -340,28 +356,15 @@ class Mibz2BufferedReader(io.BufferedReader):
         return got
 
 
-class Mibz2TextIOWrapper(io.TextIOWrapper):
+class Mibz2TextIOWrapper(_LinesOfWrapped, io.TextIOWrapper):
     """io.TextIOWrapper with the lines of :class:`Mibz2BufferedReader`: ``line_count``,
     ``line_count_unknown``, ``line_offset(n)`` (a byte offset, also a valid ``seek`` position
     here) and ``seek_line(n)``. Lines are counted in b"\\n" bytes, so they are the text's lines
     in UTF-8 and other ASCII-compatible encodings."""
 
     @property
-    def line_count(self) -> Optional[int]:
-        return self.buffer.line_count
-
-    @property
-    def line_count_unknown(self) -> Optional[str]:
-        return self.buffer.line_count_unknown
-
-    def line_offset(self, n: int) -> int:
-        return self.buffer.line_offset(n)
-
-    def seek_line(self, n: int) -> int:
-        """Moves to the start of line `n` (1-based): the next ``readline()`` returns line n."""
-        # A byte offset at a line start is a seek cookie with a fresh decoder: no character of a
-        # multibyte sequence straddles a b"\n".
-        return self.seek(self.buffer.line_offset(n))
+    def _wrapped(self):
+        return self.buffer
 
 
 # Large enough that a sequential reader crosses into C++ rarely; small enough that a seek and a
