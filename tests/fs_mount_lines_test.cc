@@ -77,11 +77,9 @@ TEST_F(FsLinesTest, ADamagedFileSaysItsLinesAreUnknownAndWhy) {
   ASSERT_TRUE(walk_file(file, &layout));
   ASSERT_GE(layout.blocks.size(), 4u);
   const size_t middle = layout.blocks.size() / 2;
-  const std::optional<uint64_t> flip = find_crc_only_flip(file, layout.blocks[middle]);
-  ASSERT_TRUE(flip);
-  Bytes damaged = file;
-  flip_bit(damaged, *flip);
-  write_file(src / "damaged.txt.bz2", damaged);
+  const std::optional<Bytes> damaged = with_crc_only_damage(file, layout.blocks[middle]);
+  ASSERT_TRUE(damaged);
+  write_file(src / "damaged.txt.bz2", *damaged);
   MOUNT_OR_RETURN(mount(src));
   const Xattr got = get_xattr(mnt_ / "damaged.txt", kLines);
   ASSERT_EQ(got.error, 0) << std::strerror(got.error);

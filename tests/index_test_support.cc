@@ -299,6 +299,14 @@ std::optional<Bytes> IndexedBytes::range(uint64_t offset, uint64_t length) {
 
 // ---- damage -----------------------------------------------------------------------------------
 
+std::optional<Bytes> with_crc_only_damage(const Bytes& file, const BlockSpan& block) {
+  const std::optional<uint64_t> bit = find_crc_only_flip(file, block);
+  if (!bit) return std::nullopt;
+  Bytes damaged = file;
+  flip_bit(damaged, *bit);
+  return damaged;
+}
+
 std::optional<uint64_t> find_crc_only_flip(const Bytes& file, const BlockSpan& block) {
   Bytes f = file;
   bz2::BlockDecoder decoder;

@@ -130,6 +130,9 @@ class IndexedBytes {
 // A bit of the block's coded symbols whose flip keeps its structure (it still decodes to the same
 // end bit and the same size) but makes its CRC fail: tried from the middle of the block onwards.
 std::optional<uint64_t> find_crc_only_flip(const Bytes& file, const BlockSpan& block);
+// `file` with that bit flipped: the block still decodes to its size, and fails its CRC. nullopt
+// when find_crc_only_flip finds no such bit.
+std::optional<Bytes> with_crc_only_damage(const Bytes& file, const BlockSpan& block);
 // A bit in the block's symbol map / tables whose flip makes its decode fail before the symbols are
 // read (so the block's extent is unknown).
 std::optional<uint64_t> find_early_failure_flip(const Bytes& file, const BlockSpan& block);

@@ -223,11 +223,9 @@ TEST_F(Mibz2Lines, LinesAfterDamageAreUnknownAndLinesBeforeItAreServed) {
   ASSERT_TRUE(walk_file(intact, &layout));
   ASSERT_GE(layout.blocks.size(), 6u);
   const size_t k = 3;
-  const std::optional<uint64_t> bit = find_crc_only_flip(intact, layout.blocks[k]);
-  ASSERT_TRUE(bit);
-  Bytes damaged = intact;
-  flip_bit(damaged, *bit);
-  const std::filesystem::path file = dir_.write("damaged.bz2", damaged);
+  const std::optional<Bytes> damaged = with_crc_only_damage(intact, layout.blocks[k]);
+  ASSERT_TRUE(damaged);
+  const std::filesystem::path file = dir_.write("damaged.bz2", *damaged);
 
   const Ran json = mibz2("info --json " + q(file));
   ASSERT_EQ(json.status, 0) << json.err;
