@@ -19,9 +19,9 @@
 #include <span>
 #include <vector>
 
+#include "base/byte_buffer.h"
 #include "bz2/block_decoder.h"
 #include "bz2/block_scanner.h"
-#include "bz2/byte_buffer.h"
 #include "bz2/errors.h"
 #include "fuzz_support.h"
 #include "index/block_index.h"
@@ -42,7 +42,7 @@ struct Decoded {
   std::vector<uint8_t> bytes;
 };
 
-Decoded decode_at(bz2::BlockDecoder& decoder, bz2::ByteBuffer& out, std::span<const uint8_t> data, uint64_t bit,
+Decoded decode_at(bz2::BlockDecoder& decoder, base::ByteBuffer& out, std::span<const uint8_t> data, uint64_t bit,
                   int level) {
   Decoded d;
   out.clear();
@@ -128,7 +128,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t size) {
   static GuardedBuffer guarded;
   static bz2::BlockDecoder decoder;
   static bz2::BlockDecoder second;  // used only to repeat decodes: its scratch holds other blocks
-  static bz2::ByteBuffer out;
+  static base::ByteBuffer out;
   if (size < kHeader) return -1;  // not kept in the corpus
   const std::span<const uint8_t> header(input, kHeader);
   const int level = 1 + header[0] % 9;

@@ -1,4 +1,4 @@
-// Fuzz target: the value parsers of the command lines (src/tools/cli_common.h): parse_size,
+// Fuzz target: the value parsers of the command lines (src/base/settings.h): parse_size,
 // parse_threads, and human_bytes on what they return.
 //
 // Input: the text of one value. Seeds: sizes and thread counts, plain and with every suffix.
@@ -12,20 +12,22 @@
 #include <cstdint>
 #include <string>
 
+#include "base/settings.h"
+#include "base/words.h"
 #include "fuzz_support.h"
-#include "tools/cli_common.h"
+#include "programs/cli_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t size) {
   using namespace mibz2;
   const std::string text(reinterpret_cast<const char*>(input), size);
-  if (const auto n = tools::parse_threads(text)) {
+  if (const auto n = base::parse_threads(text)) {
     FUZZ_CHECK(*n >= 1 && *n <= 1024, "'" + text + "' gives " + std::to_string(*n) + " threads");
-    FUZZ_CHECK(tools::parse_threads(std::to_string(*n)) == n, "thread count " + std::to_string(*n) + " does not read back");
+    FUZZ_CHECK(base::parse_threads(std::to_string(*n)) == n, "thread count " + std::to_string(*n) + " does not read back");
   }
-  if (const auto v = tools::parse_size(text)) {
-    (void)tools::human_bytes(*v);
+  if (const auto v = base::parse_size(text)) {
+    (void)base::human_bytes(*v);
     if (*v < (uint64_t{1} << 53))
-      FUZZ_CHECK(tools::parse_size(std::to_string(*v)) == v, "size " + std::to_string(*v) + " does not read back");
+      FUZZ_CHECK(base::parse_size(std::to_string(*v)) == v, "size " + std::to_string(*v) + " does not read back");
   }
   return 0;
 }

@@ -23,13 +23,13 @@
 #include <string>
 #include <vector>
 
-#include "bz2/byte_buffer.h"
+#include "base/byte_buffer.h"
 #include "fuzz_support.h"
 #include "index/block_index.h"
 #include "index/index_builder.h"
 #include "index/index_format.h"
-#include "index/source_bytes.h"
 #include "index_test_support.h"
+#include "io/source_bytes.h"
 #include "test_support.h"
 
 namespace {
@@ -48,7 +48,7 @@ class Sink final : public index::ResolvedBlockSink {
   size_t announced = 0;  // blocks the builder has called blocks_handed() after
 
   bool has_room(uint64_t, size_t) const override { return true; }
-  void on_block(size_t block, const BlockRecord& record, bz2::ByteBuffer b) override {
+  void on_block(size_t block, const BlockRecord& record, base::ByteBuffer b) override {
     FUZZ_CHECK(finished == 0, "a block after the end of the build");
     FUZZ_CHECK(block == records.size(), "block " + std::to_string(block) + " handed over as number " +
                                             std::to_string(records.size()));
@@ -64,7 +64,7 @@ class Sink final : public index::ResolvedBlockSink {
 };
 
 index::BuildResult build(std::span<const uint8_t> data, Sink* sink) {
-  const index::SpanBytes source(data);
+  const io::SpanBytes source(data);
   index::IndexBuilder builder(source, kWindow, sink);
   test::drive_builder(builder);
   FUZZ_CHECK(builder.finished() && builder.ready_work() == 0, "the driver returned before the build finished");

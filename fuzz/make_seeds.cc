@@ -15,9 +15,9 @@
 #include "index/block_index.h"
 #include "index/index_builder.h"
 #include "index/index_format.h"
-#include "index/source_bytes.h"
 #include "index/xxh3.h"
 #include "index_test_support.h"
+#include "io/source_bytes.h"
 #include "test_support.h"
 
 namespace {
@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
     count += 4;
 
     // index_parse: the index the builder makes of it, when it makes one.
-    const index::SpanBytes source(f.bytes);
+    const io::SpanBytes source(f.bytes);
     index::IndexBuilder builder(source, 4);
     test::drive_builder(builder);
     index::BuildResult r = builder.take_result();

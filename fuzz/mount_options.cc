@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "tools/mount_options.h"
 #include "fuzz_support.h"
+#include "programs/mount_options.h"
 
 namespace {
 
@@ -68,20 +68,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t size) {
   for (std::string& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
 
-  tools::MountOptions options;
+  programs::MountOptions options;
   fuse_args args{};
-  tools::MountCommandLine parsed;
+  programs::MountCommandLine parsed;
   {
     Silence quiet;
-    parsed = tools::parse_mount_options(static_cast<int>(words.size()), argv.data(), &options, &args);
+    parsed = programs::parse_mount_options(static_cast<int>(words.size()), argv.data(), &options, &args);
   }
-  if (parsed.outcome == tools::MountCommandLine::Outcome::kError)
+  if (parsed.outcome == programs::MountCommandLine::Outcome::kError)
     FUZZ_CHECK(!parsed.error.empty() && parsed.error.find('\n') == std::string::npos,
                "an error that is not one line: '" + parsed.error + "'");
-  if (parsed.outcome == tools::MountCommandLine::Outcome::kMount) {
+  if (parsed.outcome == programs::MountCommandLine::Outcome::kMount) {
     // What mibz2fs checks next; a mount that would go ahead has both paths absolute (the daemon
     // changes directory to / when it detaches).
-    if (tools::check_mount_paths(options).empty())
+    if (programs::check_mount_paths(options).empty())
       FUZZ_CHECK(options.fs.source.starts_with('/') && options.fs.mountpoint.starts_with('/'),
                  "a mount with a relative path: '" + options.fs.source + "' '" + options.fs.mountpoint + "'");
     FUZZ_CHECK(options.fs.threads <= 1024, "threads " + std::to_string(options.fs.threads));

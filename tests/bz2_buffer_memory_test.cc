@@ -1,6 +1,6 @@
 // buffer_memory: large buffers freed are reused for the next of about their size, within a bound
 // in bytes; ByteBuffer keeps its bytes across the moves growth makes.
-#include "bz2/buffer_memory.h"
+#include "base/buffer_memory.h"
 
 #include <gtest/gtest.h>
 
@@ -12,13 +12,13 @@
 #include <thread>
 #include <vector>
 
+#include "base/byte_buffer.h"
 #include "base/memory_policy.h"
-#include "bz2/byte_buffer.h"
 
 namespace mibz2::test {
 namespace {
 
-namespace bm = bz2::buffer_memory;
+namespace bm = base::buffer_memory;
 constexpr size_t kMiB = size_t{1} << 20;
 
 TEST(BufferMemory, ALargeBufferFreedServesTheNextOfAboutItsSize) {
@@ -95,7 +95,7 @@ TEST(BufferMemory, SmallAndHugeBuffersAreNotKept) {
 }
 
 TEST(BufferMemory, AByteBufferKeepsItsBytesAsItGrowsAndMoves) {
-  bz2::ByteBuffer b;
+  base::ByteBuffer b;
   uint32_t x = 1;
   std::vector<uint8_t> expect;
   while (b.size() < 3 * kMiB) {
@@ -135,7 +135,7 @@ TEST(BufferMemory, GrowingAHugeBufferNeverHoldsTwoCopiesOfIt) {
   uint64_t peak = 0;
   size_t kept = 0;
   {
-    bz2::ByteBuffer b;
+    base::ByteBuffer b;
     std::vector<uint8_t> piece(64 << 10, 0x41);
     while (b.size() < kBlock) b.append(piece.data(), piece.size());
     peak = status_kib("VmHWM");

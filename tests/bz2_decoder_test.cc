@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <map>
 
+#include "base/byte_buffer.h"
 #include "bz2/block_decoder.h"
 #include "bz2/block_scanner.h"
-#include "bz2/byte_buffer.h"
 #include "bz2/crc32.h"
 #include "bz2/stream_parser.h"
 #include "test_support.h"
@@ -441,7 +441,7 @@ TEST(Decoder, BlockResultFields) {
   const Bytes data = no_runs_bytes(5000, 12);
   Bytes file = libbz2_compress(data, 3);
   bz2::BlockDecoder decoder;
-  bz2::ByteBuffer out;
+  base::ByteBuffer out;
   bz2::BlockResult r;
   ASSERT_FALSE(decoder.decode(file, 32, 3, out, r));
   EXPECT_TRUE(r.symbols_read);
@@ -493,7 +493,7 @@ TEST(Decoder, OneDecoderKeepsItsTablesForEveryBlockOfItsLevel) {
     const Bytes data(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(n));
     const Bytes file = libbz2_compress(data, level);
     ASSERT_EQ(block_count(file), 1u);
-    bz2::ByteBuffer out;
+    base::ByteBuffer out;
     bz2::BlockResult r;
     ASSERT_FALSE(decoder.decode(file, 32, level, out, r));
     EXPECT_TRUE(same_bytes(Bytes(out.data(), out.data() + out.size()), data));
@@ -524,7 +524,7 @@ TEST(Decoder, EveryBlockDecodesOnItsOwnFromScannedOffsets) {
   std::vector<Found> blocks;
   uint64_t byte = 0;
   bz2::BlockDecoder walker;
-  bz2::ByteBuffer scratch;
+  base::ByteBuffer scratch;
   int streams = 0;
   while (byte < file.size()) {
     int level = 0;
@@ -550,7 +550,7 @@ TEST(Decoder, EveryBlockDecodesOnItsOwnFromScannedOffsets) {
   bz2::BlockDecoder shared;
   for (size_t i = blocks.size(); i-- > 0;) {
     bz2::BlockDecoder own;
-    bz2::ByteBuffer a, b;
+    base::ByteBuffer a, b;
     bz2::BlockResult ra, rb;
     ASSERT_FALSE(own.decode(file, blocks[i].bit, blocks[i].level, a, ra)) << i;
     ASSERT_FALSE(shared.decode(file, blocks[i].bit, blocks[i].level, b, rb)) << i;
@@ -598,7 +598,7 @@ void check_randomised(size_t n, uint64_t seed) {
   EXPECT_TRUE(same_bytes(ours.out, data));
 
   bz2::BlockDecoder decoder;
-  bz2::ByteBuffer out;
+  base::ByteBuffer out;
   bz2::BlockResult r;
   ASSERT_FALSE(decoder.decode(file, 32, 9, out, r));
   EXPECT_TRUE(r.randomised);

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_buffer.h"
 #include "bz2/block_decoder.h"
-#include "bz2/byte_buffer.h"
 #include "bz2/cpu_dispatch.h"
 #include "bz2/crc32.h"
 #include "bz2/huffman.h"
@@ -421,7 +421,7 @@ TEST(RunLengthPaths, RandomPiecesAgreeWithTheDefinition) {
       SCOPED_TRACE(isa_name(level));
       IsaCap cap(level);
       bz2::RunLengthDecoder rle(false);
-      bz2::ByteBuffer out;
+      base::ByteBuffer out;
       Bytes input = pre;
       for (size_t done = 0; done < input.size();) {
         const size_t piece = std::min<size_t>(input.size() - done, rng.below(4) == 0 ? 1 + rng.below(3) : 1 + rng.below(3000));
@@ -456,7 +456,7 @@ TEST(RunLengthPaths, APieceOfCountsOnlyStaysWithinTheRoomItReserved) {
     for (size_t room : {size_t{212189}, size_t{212189} + 64, size_t{100000}}) {
       SCOPED_TRACE(room);
       bz2::RunLengthDecoder rle(false);
-      bz2::ByteBuffer out;
+      base::ByteBuffer out;
       out.reserve_exact(prime.size() + room);
       Bytes in = prime;
       rle.feed(in.data(), in.size(), out);

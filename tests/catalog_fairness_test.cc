@@ -14,18 +14,18 @@
 #include <mutex>
 #include <thread>
 
+#include "catalog/build_scheduler.h"
+#include "catalog/source_access.h"
 #include "catalog_test_support.h"
-#include "engine/build_scheduler.h"
-#include "engine/source_access.h"
 
 namespace mibz2::test {
 namespace {
 
-using engine::BuildScheduler;
-using engine::Catalog;
-using engine::IndexState;
-using Need = engine::Catalog::Need;
-using Verdict = engine::BuildScheduler::Verdict;
+using catalog::BuildScheduler;
+using catalog::Catalog;
+using catalog::IndexState;
+using Need = catalog::Catalog::Need;
+using Verdict = catalog::BuildScheduler::Verdict;
 
 constexpr uint64_t kZeros = 45000000;  // one level-9 block: a 50-byte stream
 
@@ -41,14 +41,14 @@ Bytes expanding_file(size_t streams) {
 struct Rig : CatalogRig {
   using CatalogRig::CatalogRig;
   // 6 bytes of content (each tiny file its own, so that none is found in the store as a copy).
-  engine::FileRef tiny(const std::string& name, const char* text = "hello\n") {
+  catalog::FileRef tiny(const std::string& name, const char* text = "hello\n") {
     return add(name, to_bytes(text), 9);
   }
   // The big file under way, with some of it done (its builder has the decoders).
-  ::testing::AssertionResult building_with_progress(const engine::FileRef& big) {
+  ::testing::AssertionResult building_with_progress(const catalog::FileRef& big) {
     if (eventually(
             [&] {
-              const engine::IndexStatus st = catalog.status(big);
+              const catalog::IndexStatus st = catalog.status(big);
               return st.state == IndexState::kBuilding && st.build_done > 0;
             },
             kBuildTimeout))
@@ -56,8 +56,8 @@ struct Rig : CatalogRig {
     return ::testing::AssertionFailure() << "the big file never made progress: " << catalog.status(big).describe();
   }
   // The big file is still being built, and less than half of it is done.
-  ::testing::AssertionResult far_from_done(const engine::FileRef& big) {
-    const engine::IndexStatus st = catalog.status(big);
+  ::testing::AssertionResult far_from_done(const catalog::FileRef& big) {
+    const catalog::IndexStatus st = catalog.status(big);
     if (st.state == IndexState::kBuilding && st.build_done < st.build_total / 2) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << "the big file is " << st.describe() << " (" << st.build_done << " of "
                                          << st.build_total << " bytes)";
@@ -69,17 +69,17 @@ struct Rig : CatalogRig {
 // then go at demand priority as well, side by side with the tiny file's).
 TEST(CatalogFairnessConcurrent, AFileSomeoneWaitsForIsReadyWhileAnExpandingFileIsIndexed) {
   Rig s(2);
-  const engine::FileRef big = s.add_file("big.bz2", expanding_file(kSanitized ? 30 : 100));
+  const catalog::FileRef big = s.add_file("big.bz2", expanding_file(kSanitized ? 30 : 100));
   s.catalog.prepare(big, Need::kSoon);
   ASSERT_TRUE(s.building_with_progress(big));
 
-  const engine::FileRef tiny = s.tiny("tiny.bz2");
+  const catalog::FileRef tiny = s.tiny("tiny.bz2");
   ASSERT_TRUE(s.catalog.wait(tiny));
   EXPECT_EQ(s.catalog.status(tiny).index->decompressed_size, 6u);
   EXPECT_TRUE(s.far_from_done(big)) << "the tiny file waited for the big one";
 
   s.catalog.prepare(big, Need::kNow);  // someone waits for the big file too
-  const engine::FileRef tiny2 = s.tiny("tiny2.bz2", "world\n");
+  const catalog::FileRef tiny2 = s.tiny("tiny2.bz2", "world\n");
   ASSERT_TRUE(s.catalog.wait(tiny2));
   EXPECT_TRUE(s.far_from_done(big)) << "the tiny file waited for the big one, which someone waits for";
 }
@@ -90,11 +90,11 @@ TEST(CatalogFairnessConcurrent, AFileSomeoneWaitsForIsReadyWhileAnExpandingFileI
 // block in tens of ms.)
 TEST(CatalogFairnessConcurrent, ASmallFileQueuedBehindAnExpandingOneHasItsTurn) {
   Rig s(1);
-  const engine::FileRef big = s.add_file("big.bz2", expanding_file(kSanitized ? 30 : 300));
+  const catalog::FileRef big = s.add_file("big.bz2", expanding_file(kSanitized ? 30 : 300));
   s.catalog.prepare(big, Need::kSoon);
   ASSERT_TRUE(s.building_with_progress(big));
 
-  const engine::FileRef tiny = s.tiny("tiny.bz2");
+  const catalog::FileRef tiny = s.tiny("tiny.bz2");
   s.catalog.prepare(tiny, Need::kSoon);
   EXPECT_EQ(s.catalog.status(tiny).state, IndexState::kQueued) << "not behind the big file: the test tests nothing";
   settle_guarded(s.catalog, tiny);
@@ -111,7 +111,7 @@ TEST(CatalogFairnessConcurrent, BuildsParkedAndResumedAtEveryJobEndWithExactInde
     SCOPED_TRACE(std::to_string(threads) + " decoders");
     Rig s(threads);
     s.catalog.set_build_quantum(std::chrono::nanoseconds(0));
-    std::vector<engine::FileRef> files;
+    std::vector<catalog::FileRef> files;
     std::vector<Bytes> contents;
     for (int i = 0; i < 6; ++i) {
       // Several blocks each (level 1: 100 kB), and an expanding one.
@@ -128,15 +128,15 @@ TEST(CatalogFairnessConcurrent, BuildsParkedAndResumedAtEveryJobEndWithExactInde
     for (const auto& f : files) settle_guarded(s.catalog, f);
     for (size_t i = 0; i < files.size(); ++i) {
       SCOPED_TRACE(files[i]->path());
-      const engine::IndexStatus got = s.catalog.status(files[i]);
+      const catalog::IndexStatus got = s.catalog.status(files[i]);
       ASSERT_TRUE(got.ready()) << got.describe();
       index::IndexStore alone((s.dir.path() / ("alone" + std::to_string(i))).string());
-      const engine::IndexStatus want = obtain_guarded(files[i]->path(), alone, threads);
+      const catalog::IndexStatus want = obtain_guarded(files[i]->path(), alone, threads);
       ASSERT_TRUE(want.ready()) << want.describe();
       EXPECT_TRUE(same_index(*got.index, *want.index));
     }
     EXPECT_EQ(s.catalog.pending(), 0u);
-    const engine::CatalogSummary sum = s.catalog.summary();
+    const catalog::CatalogSummary sum = s.catalog.summary();
     EXPECT_EQ(sum.ready, files.size());
     EXPECT_EQ(sum.built, files.size());
   }
@@ -154,7 +154,7 @@ TEST(CatalogFairnessConcurrent, AParkedBuildWhoseSourceChangedIsBuiltAgainFromTh
     mutable std::mutex mu;
     bool armed = false;  // guarded by mu
     mutable bool rewritten = false;
-    base::Result<io::UniqueFd> open(const engine::CatalogFile& file, struct stat* st) const override {
+    base::Result<io::UniqueFd> open(const catalog::CatalogFile& file, struct stat* st) const override {
       if (file.path() == big) {
         std::lock_guard lk(mu);
         if (armed && !rewritten) {
@@ -169,7 +169,7 @@ TEST(CatalogFairnessConcurrent, AParkedBuildWhoseSourceChangedIsBuiltAgainFromTh
   s.catalog.set_build_quantum(std::chrono::nanoseconds(0));
   const Bytes after = text_bytes(250000, 81);
   access.replacement = libbz2_compress(after, 1);
-  const engine::FileRef big = s.add_file("big.bz2", expanding_file(kSanitized ? 8 : 20));
+  const catalog::FileRef big = s.add_file("big.bz2", expanding_file(kSanitized ? 8 : 20));
   access.big = big->path();
   s.catalog.prepare(big, Need::kSoon);
   ASSERT_EQ(s.catalog.status(big).state, IndexState::kBuilding);
@@ -177,7 +177,7 @@ TEST(CatalogFairnessConcurrent, AParkedBuildWhoseSourceChangedIsBuiltAgainFromTh
     std::lock_guard lk(access.mu);
     access.armed = true;
   }
-  const engine::FileRef tiny = s.tiny("tiny.bz2");
+  const catalog::FileRef tiny = s.tiny("tiny.bz2");
   s.catalog.prepare(tiny, Need::kSoon);  // waits: the big file yields to it at its next job's end
   settle_guarded(s.catalog, tiny);
   ASSERT_TRUE(eventually([&] { return s.catalog.status(big).state == IndexState::kStale; }, kBuildTimeout))
@@ -187,15 +187,15 @@ TEST(CatalogFairnessConcurrent, AParkedBuildWhoseSourceChangedIsBuiltAgainFromTh
     EXPECT_TRUE(access.rewritten) << "the big file was not parked and resumed";
   }
   ASSERT_TRUE(s.catalog.wait(big));
-  const engine::IndexStatus st = s.catalog.status(big);
+  const catalog::IndexStatus st = s.catalog.status(big);
   EXPECT_EQ(st.index->decompressed_size, after.size());
   EXPECT_EQ(st.index->source.size, access.replacement.size());
 }
 
 // ---- the policy alone ---------------------------------------------------------------------------
 
-std::shared_ptr<engine::CatalogFile> file_named(const char* name) {
-  return std::make_shared<engine::CatalogFile>(name);
+std::shared_ptr<catalog::CatalogFile> file_named(const char* name) {
+  return std::make_shared<catalog::CatalogFile>(name);
 }
 
 // A free slot goes to the newest urgent file, then the newest background one; background builds
@@ -229,7 +229,7 @@ TEST(BuildScheduler, UrgentFilesFirstNewestFirstAndBackgroundBuildsTakeTheirShar
   auto fourth = sched.next();
   ASSERT_TRUE(fourth);
   EXPECT_EQ(fourth->file, e);
-  EXPECT_EQ(sched.stop(), std::vector<std::shared_ptr<engine::CatalogFile>>{d});
+  EXPECT_EQ(sched.stop(), std::vector<std::shared_ptr<catalog::CatalogFile>>{d});
   EXPECT_FALSE(sched.queue(a, false)) << "stopped";
   EXPECT_FALSE(sched.next());
 }
@@ -239,7 +239,7 @@ TEST(BuildScheduler, UrgentFilesFirstNewestFirstAndBackgroundBuildsTakeTheirShar
 TEST(BuildScheduler, ABuildYieldsAfterItsQuantumToFilesThatHaveNotHadATurn) {
   BuildScheduler sched(2, 1, std::chrono::milliseconds(10));
   const auto a = file_named("a"), b = file_named("b"), c = file_named("c");
-  auto big = std::make_shared<engine::BuildTurn>(a);
+  auto big = std::make_shared<catalog::BuildTurn>(a);
   ASSERT_TRUE(sched.queue(a, false));
   ASSERT_TRUE(sched.next());
   sched.started(*big, false);
@@ -253,7 +253,7 @@ TEST(BuildScheduler, ABuildYieldsAfterItsQuantumToFilesThatHaveNotHadATurn) {
   auto small = sched.next();
   ASSERT_TRUE(small);
   EXPECT_EQ(small->file, b);
-  auto small_turn = std::make_shared<engine::BuildTurn>(b);
+  auto small_turn = std::make_shared<catalog::BuildTurn>(b);
   sched.started(*small_turn, false);
   ASSERT_TRUE(sched.park(big, false));
   EXPECT_FALSE(sched.next()) << "the parked build waits for the background slot";
@@ -280,7 +280,7 @@ TEST(BuildScheduler, ABuildYieldsAfterItsQuantumToFilesThatHaveNotHadATurn) {
 TEST(BuildScheduler, AParkedBuildSomeoneAsksForHasItsTurnFirst) {
   BuildScheduler sched(1, 1, std::chrono::milliseconds(10));
   const auto a = file_named("a"), b = file_named("b"), d = file_named("d");
-  auto ta = std::make_shared<engine::BuildTurn>(a);
+  auto ta = std::make_shared<catalog::BuildTurn>(a);
   ASSERT_TRUE(sched.queue(a, false));
   ASSERT_TRUE(sched.next());
   sched.started(*ta, false);
@@ -290,7 +290,7 @@ TEST(BuildScheduler, AParkedBuildSomeoneAsksForHasItsTurnFirst) {
   auto nb = sched.next();
   ASSERT_TRUE(nb);
   ASSERT_EQ(nb->file, b);
-  auto tb = std::make_shared<engine::BuildTurn>(b);
+  auto tb = std::make_shared<catalog::BuildTurn>(b);
   sched.started(*tb, false);
   ASSERT_TRUE(sched.park(ta, false));
   ASSERT_TRUE(sched.queue(d, false));

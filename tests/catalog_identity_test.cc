@@ -32,10 +32,10 @@ namespace mibz2::test {
 namespace {
 
 namespace fs = std::filesystem;
-using engine::Catalog;
-using engine::IndexState;
+using catalog::Catalog;
+using catalog::IndexState;
 using index::Load;
-using Need = engine::Catalog::Need;
+using Need = catalog::Catalog::Need;
 
 constexpr size_t kFingerprintSpan = 64 * 1024;
 
@@ -70,7 +70,7 @@ struct ReadBack {
   Bytes data;
   int error = 0;
 };
-ReadBack read_through(Catalog& catalog, const engine::FileRef& file, size_t chunk = 64 * 1024) {
+ReadBack read_through(Catalog& catalog, const catalog::FileRef& file, size_t chunk = 64 * 1024) {
   ReadBack out;
   base::Result<std::shared_ptr<engine::Reader>> opened = catalog.open(file);
   if (!opened.ok()) {
@@ -98,7 +98,7 @@ TEST(IndexIdentity, CopyWithNewPathInodeAndMtimeIsValidatedNotRebuilt) {
   const Bytes plain = text_bytes(2'000'000, 41);
   fs::create_directories(s.dir.path() / "a");
   const fs::path original = s.dir.write("a/dump.bz2", libbz2_compress(plain, 1));
-  const engine::IndexStatus built = s.obtain(original);
+  const catalog::IndexStatus built = s.obtain(original);
   ASSERT_TRUE(built.ready()) << built.error;
   ASSERT_TRUE(built.origin.built && built.origin.saved) << built.origin.save_error;
   ASSERT_GT(built.index->blocks.size(), 8u) << "meant to sample 8 of more blocks";
@@ -115,10 +115,10 @@ TEST(IndexIdentity, CopyWithNewPathInodeAndMtimeIsValidatedNotRebuilt) {
   // Another mount: a fresh catalog on the same index directory.
   CatalogAt on(s.store.dir());
   Catalog& catalog = on.catalog;
-  const engine::FileRef f = catalog.add(copy.string());
+  const catalog::FileRef f = catalog.add(copy.string());
   catalog.prepare(f, Need::kNow);
   settle_guarded(catalog, f);
-  const engine::IndexStatus got = catalog.status(f);
+  const catalog::IndexStatus got = catalog.status(f);
   ASSERT_TRUE(got.ready()) << got.error;
   EXPECT_FALSE(got.origin.built) << "the copy was indexed again: " << got.origin.not_loaded_reason;
   EXPECT_TRUE(got.origin.validated);
@@ -142,7 +142,7 @@ TEST(IndexIdentity, TouchedFileIsValidatedNotRebuilt) {
   later.tv_sec += 10;
   restore_mtime(path.string(), later);
   index::IndexStore shared(s.store.dir());
-  const engine::IndexStatus got = obtain_guarded(path.string(), shared, 1);
+  const catalog::IndexStatus got = obtain_guarded(path.string(), shared, 1);
   ASSERT_TRUE(got.ready());
   EXPECT_FALSE(got.origin.built);
   EXPECT_TRUE(got.origin.validated);
@@ -205,7 +205,7 @@ TEST(IndexIdentity, IndexOfAnotherFileOfTheSameSizeUnderItsNameIsRebuilt) {
   StreamedFile b = a.with_stream_changed(0);  // the first 64 KiB differ: another fingerprint
   ASSERT_EQ(a.file().size(), b.file().size());
   const fs::path pa = s.dir.write("a.bz2", a.file()), pb = s.dir.write("b.bz2", b.file());
-  const engine::IndexStatus ia = s.obtain(pa);
+  const catalog::IndexStatus ia = s.obtain(pa);
   ASSERT_TRUE(ia.origin.saved);
   const index::SourceIdentity idb = identity_of(pb.string());
   ASSERT_NE(idb.fingerprint, ia.index->source.fingerprint);
@@ -216,7 +216,7 @@ TEST(IndexIdentity, IndexOfAnotherFileOfTheSameSizeUnderItsNameIsRebuilt) {
   LogCapture log;
   CatalogAt on(s.store.dir());
   Catalog& catalog = on.catalog;
-  const engine::FileRef f = catalog.add(pb.string());
+  const catalog::FileRef f = catalog.add(pb.string());
   const ReadBack r = read_through(catalog, f);
   EXPECT_EQ(r.error, 0);
   EXPECT_TRUE(r.data == b.plain()) << "B read with A's index";
@@ -260,7 +260,7 @@ class SameIdentityOtherBytes : public ::testing::Test {
 
   CatalogRig s_;
   StreamedFile a_, b_;
-  engine::IndexStatus ia_;
+  catalog::IndexStatus ia_;
   size_t differ_ = SIZE_MAX;
   fs::path pb_;
 };
@@ -271,7 +271,7 @@ TEST_F(SameIdentityOtherBytes, BlockOutsideTheSampleFailsWithEioThenRebuilds) {
   LogCapture log;
   CatalogAt on(s_.store.dir());
   Catalog& catalog = on.catalog;
-  const engine::FileRef f = catalog.add(pb_.string());
+  const catalog::FileRef f = catalog.add(pb_.string());
   catalog.prepare(f, Need::kNow);
   settle_guarded(catalog, f);
   ASSERT_TRUE(catalog.status(f).origin.validated) << "the sample should not see the difference";
@@ -318,7 +318,7 @@ TEST(IndexIdentity, ReaderThatMetAMismatchServesNothingMore) {
   CatalogRig s;
   const Bytes plain = text_bytes(2'000'000, 81);
   const fs::path p = s.dir.write("f.bz2", libbz2_compress(plain, 1));
-  const engine::IndexStatus built = s.obtain(p);
+  const catalog::IndexStatus built = s.obtain(p);
   ASSERT_TRUE(built.ready() && built.origin.saved) << built.error << built.origin.save_error;
   ASSERT_GE(built.index->blocks.size(), 12u);
   constexpr uint64_t kShift = 100'000;
@@ -330,12 +330,12 @@ TEST(IndexIdentity, ReaderThatMetAMismatchServesNothingMore) {
   CatalogAt on(s.store.dir());
   Catalog& catalog = on.catalog;
   std::mutex mu;
-  std::vector<engine::FileRef> told;
-  catalog.set_distrust_listener([&](const engine::FileRef& file) {
+  std::vector<catalog::FileRef> told;
+  catalog.set_distrust_listener([&](const catalog::FileRef& file) {
     std::lock_guard lk(mu);
     told.push_back(file);
   });
-  const engine::FileRef f = catalog.add(p.string());
+  const catalog::FileRef f = catalog.add(p.string());
   std::shared_ptr<engine::Reader> reader = reader_of(catalog, f);
   ASSERT_TRUE(reader);
   ASSERT_EQ(reader->size(), plain.size() + kShift) << "the forged index is not believed: nothing to test";
@@ -369,11 +369,11 @@ TEST_F(SameIdentityOtherBytes, BlockInTheSampleIsCaughtBeforeAnyRead) {
   LogCapture log;
   CatalogAt on(s_.store.dir());
   Catalog& catalog = on.catalog;
-  const engine::FileRef f = catalog.add(pb_.string());
+  const catalog::FileRef f = catalog.add(pb_.string());
   const ReadBack r = read_through(catalog, f);
   EXPECT_EQ(r.error, 0) << "no read should fail: the sample caught it";
   EXPECT_TRUE(r.data == b_.plain());
-  const engine::IndexStatus st = catalog.status(f);
+  const catalog::IndexStatus st = catalog.status(f);
   EXPECT_TRUE(st.origin.built);
   EXPECT_FALSE(st.origin.validated);
   EXPECT_NE(st.origin.not_loaded_reason.find("not its blocks"), std::string::npos) << st.origin.not_loaded_reason;
@@ -397,18 +397,18 @@ TEST(IndexSidecar, SidecarOfACopyIsUsedWithAnEmptyIndexDirectory) {
   fs::create_directories(dir.path() / "mirror");
   const fs::path published = dir.write("publisher/dump.bz2", file);
   index::IndexStore publisher((dir.path() / "publisher-idx").string());
-  const engine::IndexStatus built = obtain_guarded(published.string(), publisher, 2);
+  const catalog::IndexStatus built = obtain_guarded(published.string(), publisher, 2);
   ASSERT_TRUE(built.ready());
   const fs::path here = dir.write("mirror/dump.bz2", file);  // downloaded: a new file
   write_sidecar(here, *built.index);
 
   CatalogAt on((dir.path() / "empty-idx").string());
   Catalog& catalog = on.catalog;
-  const engine::FileRef f = catalog.add(here.string());
+  const catalog::FileRef f = catalog.add(here.string());
   const ReadBack r = read_through(catalog, f);
   EXPECT_EQ(r.error, 0);
   EXPECT_TRUE(r.data == plain);
-  const engine::IndexStatus st = catalog.status(f);
+  const catalog::IndexStatus st = catalog.status(f);
   EXPECT_FALSE(st.origin.built) << st.origin.not_loaded_reason;
   EXPECT_TRUE(st.origin.sidecar);
   EXPECT_TRUE(st.origin.validated);
@@ -424,12 +424,12 @@ TEST(IndexSidecar, HostileSidecarsAreRejectedAndTheFileIndexed) {
   const fs::path src = dir.write("src/f.bz2", libbz2_compress(plain, 1));
   const fs::path side = src.string() + index::kSidecarSuffix;
   index::IndexStore elsewhere((dir.path() / "elsewhere").string());
-  const engine::IndexStatus good = obtain_guarded(src.string(), elsewhere, 1);
+  const catalog::IndexStatus good = obtain_guarded(src.string(), elsewhere, 1);
   ASSERT_TRUE(good.ready());
   const Bytes good_bytes = index::serialize(*good.index);
   // An index of other content of the same size class.
   const Bytes other_plain = text_bytes(400000, 73);
-  const engine::IndexStatus other =
+  const catalog::IndexStatus other =
       obtain_guarded(dir.write("o.bz2", libbz2_compress(other_plain, 1)).string(), elsewhere, 1);
   ASSERT_TRUE(other.ready());
 
@@ -460,7 +460,7 @@ TEST(IndexSidecar, HostileSidecarsAreRejectedAndTheFileIndexed) {
     fs::remove_all(side);
     c.make();
     index::IndexStore empty((dir.path() / ("idx-" + std::to_string(&c - cases.data()))).string());
-    const engine::IndexStatus got = obtain_guarded(src.string(), empty, 1);
+    const catalog::IndexStatus got = obtain_guarded(src.string(), empty, 1);
     ASSERT_TRUE(got.ready()) << got.error;
     EXPECT_TRUE(got.origin.built);
     EXPECT_FALSE(got.origin.sidecar);
@@ -482,7 +482,7 @@ TEST(IndexSidecar, SidecarsNotBelievedAreNeverReadAndTheFileIndexed) {
   const fs::path src = dir.write("src/f.bz2", libbz2_compress(plain, 1));
   const fs::path side = src.string() + index::kSidecarSuffix;
   index::IndexStore elsewhere((dir.path() / "elsewhere").string());
-  const engine::IndexStatus good = obtain_guarded(src.string(), elsewhere, 1);
+  const catalog::IndexStatus good = obtain_guarded(src.string(), elsewhere, 1);
   ASSERT_TRUE(good.ready());
   const fs::path good_copy = dir.path() / "good.mibz2idx";
   write_sidecar(dir.path() / "good", *good.index);
@@ -531,9 +531,9 @@ TEST(IndexSidecar, SidecarsNotBelievedAreNeverReadAndTheFileIndexed) {
     CatalogAt on((dir.path() / ("trust-idx-" + std::to_string(&c - all.data()))).string());
     Catalog& catalog = on.catalog;
     for (int load = 0; load < 2; ++load) {  // a second entry for the same file loads again
-      const engine::FileRef f = catalog.add(src.string());
+      const catalog::FileRef f = catalog.add(src.string());
       ASSERT_TRUE(catalog.wait(f));
-      const engine::IndexStatus got = catalog.status(f);
+      const catalog::IndexStatus got = catalog.status(f);
       ASSERT_TRUE(got.ready()) << got.error;
       EXPECT_TRUE(same_index(*got.index, *good.index));
       if (c.reason.empty()) {
@@ -560,7 +560,7 @@ TEST(IndexStoreConcurrent, LoadsDuringSavesSeeWholeFilesOnly) {
   const Bytes file = libbz2_compress(text_bytes(900000, 81), 1);
   const fs::path src = dir.write("s.bz2", file);
   index::IndexStore store((dir.path() / "idx").string());
-  const engine::IndexStatus built = obtain_guarded(src.string(), store, 1);
+  const catalog::IndexStatus built = obtain_guarded(src.string(), store, 1);
   ASSERT_TRUE(built.origin.saved);
   const index::SourceIdentity id = built.index->source;
   std::atomic<bool> stop{false};
@@ -598,7 +598,7 @@ TEST(IndexStore, StaleTemporariesAreRemoved) {
   const Bytes file = libbz2_compress(text_bytes(100000, 82), 1);
   const fs::path src = dir.write("s.bz2", file);
   index::IndexStore builder((dir.path() / "idx").string());
-  const engine::IndexStatus built = obtain_guarded(src.string(), builder, 1);
+  const catalog::IndexStatus built = obtain_guarded(src.string(), builder, 1);
   ASSERT_TRUE(built.origin.saved);
   const std::string final_name = built.origin.index_path;
   char host[256] = {};

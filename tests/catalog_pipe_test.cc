@@ -1,4 +1,4 @@
-// Sources read once (Catalog::stream_once over index::PipeBytes, what `mibz2 cat -` does): a real
+// Sources read once (Catalog::stream_once over io::PipeBytes, what `mibz2 cat -` does): a real
 // pipe fed in small writes gives the same blocks, bytes and index as the file, intact or damaged,
 // while the bytes kept stay those the decoders have in flight; and the catalog's summary (the
 // mount root's user.mibz2fs.index) and counters, with builds held back by the test hook.
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "catalog_test_support.h"
-#include "index/pipe_bytes.h"
+#include "io/pipe_bytes.h"
 
 namespace mibz2::test {
 namespace {
@@ -25,7 +25,7 @@ struct Piped {
   index::BuildResult result;
   Bytes bytes;              // the undamaged blocks' bytes, in order
   size_t blocks = 0;
-  uint64_t most_kept = 0;   // the most bytes PipeBytes held at a block
+  uint64_t most_kept = 0;   // the most bytes io::PipeBytes held at a block
 };
 
 // The consumer's view of a block before through_pipe keeps it, with whether the writer has
@@ -50,8 +50,8 @@ Piped through_pipe(const Bytes& data, unsigned threads, size_t piece, const Bloc
   Piped p;
   {
     CatalogAt on("", threads);
-    engine::Catalog& catalog = on.catalog;
-    index::PipeBytes input(fds[0]);
+    catalog::Catalog& catalog = on.catalog;
+    io::PipeBytes input(fds[0]);
     auto done = std::async(std::launch::async, [&] {
       return catalog.stream_once(input, [&](const index::BlockStream::Block& b) {
         if (on_block) on_block(b, all_written);
@@ -166,13 +166,13 @@ TEST(CatalogConcurrent, TheSummaryCountsFilesByStateWithoutWaiting) {
   }
   {
     CatalogOn on(t.store);
-    engine::Catalog& catalog = on.catalog;
+    catalog::Catalog& catalog = on.catalog;
     std::atomic<bool> held{true};
     catalog.hold_builds_while([&] { return held.load(); });
-    std::vector<engine::FileRef> files;
+    std::vector<catalog::FileRef> files;
     for (const std::string& p : paths) files.push_back(catalog.add(p));
-    for (const auto& f : files) catalog.prepare(f, engine::Catalog::Need::kSoon);
-    engine::CatalogSummary s = catalog.summary();
+    for (const auto& f : files) catalog.prepare(f, catalog::Catalog::Need::kSoon);
+    catalog::CatalogSummary s = catalog.summary();
     EXPECT_EQ(s.building, 2u);
     EXPECT_EQ(s.queued, 1u);
     EXPECT_EQ(s.ready + s.failed, 0u);
@@ -208,14 +208,14 @@ TEST(CatalogConcurrent, TheSummaryCountsFilesByStateWithoutWaiting) {
     EXPECT_NE(s.counters().find("indexes_built=3 "), std::string::npos) << s.counters();
   }
   CatalogOn next(t.store);
-  engine::Catalog& again = next.catalog;
-  std::vector<engine::FileRef> kept;  // the summary counts the entries someone holds
+  catalog::Catalog& again = next.catalog;
+  std::vector<catalog::FileRef> kept;  // the summary counts the entries someone holds
   for (const std::string& p : paths) {
     kept.push_back(again.add(p));
-    again.prepare(kept.back(), engine::Catalog::Need::kSoon);
+    again.prepare(kept.back(), catalog::Catalog::Need::kSoon);
     EXPECT_TRUE(again.status(kept.back()).ready());
   }
-  const engine::CatalogSummary s = again.summary();
+  const catalog::CatalogSummary s = again.summary();
   EXPECT_EQ(s.loaded, 3u);
   EXPECT_EQ(s.built, 0u);
   EXPECT_EQ(s.ready, 3u);

@@ -13,8 +13,8 @@
 #include <string>
 #include <thread>
 
+#include "catalog/source_access.h"
 #include "catalog_test_support.h"
-#include "engine/source_access.h"
 #include "engine_test_support.h"
 #include "index/block_check.h"
 
@@ -22,9 +22,9 @@ namespace mibz2::test {
 namespace {
 
 namespace fs = std::filesystem;
-using engine::Catalog;
-using engine::IndexState;
-using Need = engine::Catalog::Need;
+using catalog::Catalog;
+using catalog::IndexState;
+using Need = catalog::Catalog::Need;
 
 // Opens the paths as given; their bytes fail with EIO wherever a read overlaps [from, to) while
 // `fault` is set. Counts the opens (each attempt at a file opens it).
@@ -34,12 +34,12 @@ struct FaultyAccess final : PlainAccess {
   int error = EIO;  // the errno the reads fail with
   mutable std::atomic<int> opens{0};
 
-  base::Result<io::UniqueFd> open(const engine::CatalogFile& file, struct stat* st) const override {
+  base::Result<io::UniqueFd> open(const catalog::CatalogFile& file, struct stat* st) const override {
     ++opens;
     return PlainAccess::open(file, st);
   }
-  std::unique_ptr<index::SourceBytes> bytes(int fd, uint64_t size) const override {
-    return std::make_unique<FaultyBytes>(std::make_unique<index::FdBytes>(fd, size), from, to, &fault, error);
+  std::unique_ptr<io::SourceBytes> bytes(int fd, uint64_t size) const override {
+    return std::make_unique<FaultyBytes>(std::make_unique<io::FdBytes>(fd, size), from, to, &fault, error);
   }
 };
 
@@ -61,7 +61,7 @@ struct Rig : WithFaultyAccess, CatalogRig {
   }
 };
 
-void expect_failed_for_now(const engine::IndexStatus& st) {
+void expect_failed_for_now(const catalog::IndexStatus& st) {
   EXPECT_EQ(st.state, IndexState::kFailed);
   EXPECT_TRUE(base::is_environment(st.error)) << "a read error taken for bad content: " << st.error;
   EXPECT_NE(st.error.message().find("Input/output error (EIO)"), std::string::npos) << st.error;
@@ -71,9 +71,9 @@ void expect_failed_for_now(const engine::IndexStatus& st) {
 TEST(CatalogReadError, ABuildThatMeetsOneFailsForNowStoresNothingAndIsTriedAgain) {
   Rig r;
   r.access.fault = true;
-  const engine::FileRef f = r.catalog.add(r.path.string());
+  const catalog::FileRef f = r.catalog.add(r.path.string());
   EXPECT_FALSE(r.catalog.wait(f));
-  const engine::IndexStatus failed = r.catalog.status(f);
+  const catalog::IndexStatus failed = r.catalog.status(f);
   expect_failed_for_now(failed);
   EXPECT_NE(failed.error.message().find("read error at byte"), std::string::npos) << failed.error;
   EXPECT_TRUE(failed.origin.built);
@@ -93,7 +93,7 @@ TEST(CatalogReadError, ABuildThatMeetsOneFailsForNowStoresNothingAndIsTriedAgain
   // The fault is gone: the next request gets the whole file, and its index is stored.
   r.access.fault = false;
   ASSERT_TRUE(r.catalog.wait(f)) << r.catalog.status(f).error;
-  const engine::IndexStatus got = r.catalog.status(f);
+  const catalog::IndexStatus got = r.catalog.status(f);
   EXPECT_EQ(got.index->decompressed_size, r.plain.size());
   EXPECT_EQ(got.index->truncated_at_bit, 0u);
   EXPECT_TRUE(got.origin.built && got.origin.saved) << got.origin.save_error;
@@ -112,9 +112,9 @@ TEST(CatalogReadError, AReadErrorOfAnyErrnoIsTheMachines) {
   Rig r;
   r.access.error = EBADMSG;
   r.access.fault = true;
-  const engine::FileRef f = r.catalog.add(r.path.string());
+  const catalog::FileRef f = r.catalog.add(r.path.string());
   EXPECT_FALSE(r.catalog.wait(f));
-  const engine::IndexStatus failed = r.catalog.status(f);
+  const catalog::IndexStatus failed = r.catalog.status(f);
   EXPECT_EQ(failed.state, IndexState::kFailed);
   EXPECT_TRUE(base::is_environment(failed.error)) << "a read error taken for bad content: " << failed.error;
   EXPECT_NE(failed.error.message().find("EBADMSG"), std::string::npos) << failed.error;
@@ -130,7 +130,7 @@ TEST(CatalogReadErrorConcurrent, RequestsDuringAnAttemptShareIt) {
   std::atomic<bool> held{false};
   r.catalog.hold_builds_while([&held] { return held.load(); });
   r.access.fault = true;
-  const engine::FileRef f = r.catalog.add(r.path.string());
+  const catalog::FileRef f = r.catalog.add(r.path.string());
   EXPECT_FALSE(r.catalog.wait(f));
 
   held = true;
@@ -138,7 +138,7 @@ TEST(CatalogReadErrorConcurrent, RequestsDuringAnAttemptShareIt) {
   std::thread first([&] { first_ready = r.catalog.wait(f); });
   // Building, its source open (a builder is there once it is): the attempt has made its opens.
   ASSERT_TRUE(eventually([&] {
-    const engine::IndexStatus st = r.catalog.status(f);
+    const catalog::IndexStatus st = r.catalog.status(f);
     return st.state == IndexState::kBuilding && st.build_total > 0;
   }));
   const int opens = r.access.opens;  // the attempt's: its load and its build
@@ -157,9 +157,9 @@ TEST(CatalogReadErrorConcurrent, RequestsDuringAnAttemptShareIt) {
 // rebuilt, and the file fails for now. Once the source reads, the same index is validated.
 TEST(CatalogReadError, AValidationThatMeetsOneNeitherUsesNorRejectsTheIndex) {
   Rig r;
-  const engine::FileRef f = r.catalog.add(r.path.string());
+  const catalog::FileRef f = r.catalog.add(r.path.string());
   ASSERT_TRUE(r.catalog.wait(f));
-  const engine::IndexStatus built = r.catalog.status(f);
+  const catalog::IndexStatus built = r.catalog.status(f);
   ASSERT_TRUE(built.origin.saved) << built.origin.save_error;
   const Bytes stored_before = read_file(built.origin.index_path);
   // The fault on a block of the sample; then the file touched (same bytes, new mtime).
@@ -175,10 +175,10 @@ TEST(CatalogReadError, AValidationThatMeetsOneNeitherUsesNorRejectsTheIndex) {
   // Another mount: a fresh catalog on the same index directory, the fault on.
   CatalogOn on(r.store, 2, &r.access);
   Catalog& catalog = on.catalog;
-  const engine::FileRef g = catalog.add(r.path.string());
+  const catalog::FileRef g = catalog.add(r.path.string());
   r.access.fault = true;
   EXPECT_FALSE(catalog.wait(g));
-  const engine::IndexStatus failed = catalog.status(g);
+  const catalog::IndexStatus failed = catalog.status(g);
   expect_failed_for_now(failed);
   EXPECT_NE(failed.error.message().find("cannot validate"), std::string::npos) << failed.error;
   EXPECT_FALSE(failed.origin.built) << "rebuilt after a read error in the sample";
@@ -186,7 +186,7 @@ TEST(CatalogReadError, AValidationThatMeetsOneNeitherUsesNorRejectsTheIndex) {
 
   r.access.fault = false;
   ASSERT_TRUE(catalog.wait(g)) << catalog.status(g).error;
-  const engine::IndexStatus got = catalog.status(g);
+  const catalog::IndexStatus got = catalog.status(g);
   EXPECT_TRUE(got.origin.validated);
   EXPECT_FALSE(got.origin.built);
   EXPECT_EQ(got.index->decompressed_size, r.plain.size());

@@ -17,10 +17,10 @@
 #include <filesystem>
 #include <functional>
 
-#include "index/index_dir.h"
-#include "index/xxh3.h"
-#include "index/index_format.h"
 #include "catalog_test_support.h"
+#include "index/index_dir.h"
+#include "index/index_format.h"
+#include "index/xxh3.h"
 
 namespace mibz2::test {
 namespace {
@@ -64,7 +64,7 @@ struct Fixture {
   std::string source;
   Bytes plain;
   Bytes file;
-  engine::IndexStatus first;
+  catalog::IndexStatus first;
   Bytes index_bytes;  // the saved index file
 
   explicit Fixture(size_t plain_size = 350000, uint64_t seed = 1) {
@@ -105,14 +105,14 @@ TEST(IndexStore, ObtainBuildsSavesThenLoads) {
   EXPECT_EQ(f.first.index->source.inode, t.inode);
   EXPECT_EQ(f.first.index->source.mtime_ns, uint64_t(t.mtime.tv_sec) * 1000000000ull + uint64_t(t.mtime.tv_nsec));
 
-  const engine::IndexStatus again = obtain_guarded(f.source, f.store, 1);
+  const catalog::IndexStatus again = obtain_guarded(f.source, f.store, 1);
   ASSERT_TRUE(again.ready()) << again.error;
   EXPECT_FALSE(again.origin.built);
   EXPECT_TRUE(again.origin.not_loaded_reason.empty()) << again.origin.not_loaded_reason;
   EXPECT_TRUE(same_index(*again.index, *f.first.index));
 
   // force_rebuild builds although the stored one is current, and gets the same.
-  const engine::IndexStatus forced = obtain_guarded(f.source, f.store, 1, /*force_rebuild=*/true);
+  const catalog::IndexStatus forced = obtain_guarded(f.source, f.store, 1, /*force_rebuild=*/true);
   ASSERT_TRUE(forced.ready());
   EXPECT_TRUE(forced.origin.built);
   EXPECT_TRUE(same_index(*forced.index, *f.first.index));
@@ -166,7 +166,7 @@ void expect_rejected_then_rebuilt(Fixture& f, const Bytes& bytes, const std::str
   EXPECT_NE(got, Load::kCurrent);
   EXPECT_FALSE(reason.empty());
   if (!rebuild) return;
-  const engine::IndexStatus o = obtain_guarded(f.source, f.store, 1);
+  const catalog::IndexStatus o = obtain_guarded(f.source, f.store, 1);
   ASSERT_TRUE(o.ready()) << o.error;
   EXPECT_TRUE(o.origin.built);
   EXPECT_FALSE(o.origin.not_loaded_reason.empty());
@@ -322,7 +322,7 @@ TEST(IndexStore, OtherMtimeOrInodeIsTheSameContentValidatedNotRebuilt) {
     write_file(f.first.origin.index_path, other);
     std::string reason;
     EXPECT_EQ(f.load(&reason), Load::kSameContent) << reason;
-    const engine::IndexStatus o = obtain_guarded(f.source, f.store, 1);
+    const catalog::IndexStatus o = obtain_guarded(f.source, f.store, 1);
     ASSERT_TRUE(o.ready()) << o.error;
     EXPECT_FALSE(o.origin.built) << o.origin.not_loaded_reason;
     EXPECT_TRUE(o.origin.validated);
@@ -358,7 +358,7 @@ TEST(IndexStore, SourceModifiedInPlaceWithMtimeRestoredIsIndexedAgain) {
     // Other content: another name, under which nothing is stored yet.
     std::string reason;
     EXPECT_EQ(f.load(&reason), Load::kMissing) << reason;
-    const engine::IndexStatus o = obtain_guarded(f.source, f.store, 1);
+    const catalog::IndexStatus o = obtain_guarded(f.source, f.store, 1);
     ASSERT_TRUE(o.ready()) << o.error;
     EXPECT_TRUE(o.origin.built);
     EXPECT_NE(o.origin.index_path, f.first.origin.index_path);
@@ -368,7 +368,7 @@ TEST(IndexStore, SourceModifiedInPlaceWithMtimeRestoredIsIndexedAgain) {
     // Put the original back for the next round: its index is still there, under its own name.
     write_file(f.source, f.file);
     restore_mtime(f.source, before.mtime);
-    const engine::IndexStatus back = obtain_guarded(f.source, f.store, 1);
+    const catalog::IndexStatus back = obtain_guarded(f.source, f.store, 1);
     EXPECT_FALSE(back.origin.built);
     EXPECT_TRUE(same_index(*back.index, *f.first.index));
   }
@@ -384,7 +384,7 @@ TEST(IndexStore, SourceTouchedIsValidatedResizedIsIndexedAgain) {
   restore_mtime(f.source, later);
   std::string reason;
   EXPECT_EQ(f.load(&reason), Load::kSameContent) << reason;
-  engine::IndexStatus o = obtain_guarded(f.source, f.store, 1);
+  catalog::IndexStatus o = obtain_guarded(f.source, f.store, 1);
   ASSERT_TRUE(o.ready());
   EXPECT_FALSE(o.origin.built);
   EXPECT_TRUE(o.origin.validated);
@@ -416,7 +416,7 @@ TEST(IndexStore, SourceReplacedByANewFileOfTheSameBytesIsValidated) {
   ASSERT_NE(after.inode, before.inode);
   std::string reason;
   EXPECT_EQ(f.load(&reason), Load::kSameContent) << reason;
-  const engine::IndexStatus o = obtain_guarded(f.source, f.store, 1);
+  const catalog::IndexStatus o = obtain_guarded(f.source, f.store, 1);
   ASSERT_TRUE(o.ready()) << o.error;
   EXPECT_FALSE(o.origin.built);
   EXPECT_TRUE(o.origin.validated);
@@ -440,7 +440,7 @@ void expect_unwritable(const std::string& dir) {
   EXPECT_FALSE(error2.ok());
   EXPECT_FALSE(error2.message().empty());
   // the catalog still gives an index, kept in memory only.
-  const engine::IndexStatus o = obtain_guarded(f.source, store, 1);
+  const catalog::IndexStatus o = obtain_guarded(f.source, store, 1);
   ASSERT_TRUE(o.ready()) << o.error;
   EXPECT_TRUE(o.origin.built);
   EXPECT_FALSE(o.origin.saved);
@@ -448,7 +448,7 @@ void expect_unwritable(const std::string& dir) {
   EXPECT_TRUE(same_index(*o.index, *f.first.index));
   // A fresh store on that directory: the first build fails to save and makes it read-only.
   IndexStore fresh(dir);
-  const engine::IndexStatus p = obtain_guarded(f.source, fresh, 1);
+  const catalog::IndexStatus p = obtain_guarded(f.source, fresh, 1);
   ASSERT_TRUE(p.ready());
   EXPECT_FALSE(p.origin.saved);
   EXPECT_TRUE(fresh.read_only());
@@ -481,7 +481,7 @@ TEST(IndexStore, IndexFileOthersCouldHaveWrittenIsNotBelieved) {
     EXPECT_EQ(f.load(&reason), Load::kUntrusted);
     EXPECT_NE(reason.find("owned by uid 65534"), std::string::npos) << reason;
   }
-  const engine::IndexStatus again = obtain_guarded(f.source, f.store, 1);
+  const catalog::IndexStatus again = obtain_guarded(f.source, f.store, 1);
   ASSERT_TRUE(again.ready()) << again.error;
   EXPECT_TRUE(again.origin.built) << "an index not believed was used";
   EXPECT_NE(again.origin.not_loaded_reason.find("is not believed"), std::string::npos) << again.origin.not_loaded_reason;
@@ -536,7 +536,7 @@ TEST(IndexStore, DirectoryIsHeldNotItsPath) {
 
   const Bytes plain2 = mixed_bytes(90000, 7);
   const std::string source2 = f.dir.write("second.bz2", libbz2_compress(plain2, 1)).string();
-  const engine::IndexStatus second = obtain_guarded(source2, f.store, 1);
+  const catalog::IndexStatus second = obtain_guarded(source2, f.store, 1);
   ASSERT_TRUE(second.ready());
   EXPECT_TRUE(second.origin.saved) << second.origin.save_error;
   EXPECT_EQ(count_idx(moved), 2u) << "saved elsewhere than in the directory opened";
@@ -563,12 +563,12 @@ TEST(IndexStore, SameBasenameInDifferentDirectoriesGetsDifferentIndexes) {
     for (size_t i = 0; i < 16; ++i) EXPECT_TRUE(std::isxdigit(static_cast<unsigned char>(name[i]))) << name;
     EXPECT_EQ(name.substr(16), "-" + size + ".idx") << name;
   }
-  const engine::IndexStatus oa = obtain_guarded(a, store, 1), ob = obtain_guarded(b, store, 1);
+  const catalog::IndexStatus oa = obtain_guarded(a, store, 1), ob = obtain_guarded(b, store, 1);
   ASSERT_TRUE(oa.origin.saved && ob.origin.saved);
   EXPECT_EQ(oa.origin.index_path, ia);
   EXPECT_EQ(ob.origin.index_path, ib);
   // Each loads its own.
-  const engine::IndexStatus la = obtain_guarded(a, store, 1), lb = obtain_guarded(b, store, 1);
+  const catalog::IndexStatus la = obtain_guarded(a, store, 1), lb = obtain_guarded(b, store, 1);
   EXPECT_FALSE(la.origin.built);
   EXPECT_FALSE(lb.origin.built);
   EXPECT_EQ(la.index->decompressed_size, pa.size());
@@ -581,16 +581,16 @@ TEST(IndexStore, RelativeAndSymlinkedPathsShareOneIndex) {
   const std::string real = dir.write("real.bz2", libbz2_compress(text_bytes(20000, 3), 9)).string();
   const std::string link = (dir.path() / "link.bz2").string();
   fs::create_symlink(real, link);
-  const engine::IndexStatus via_link = obtain_guarded(link, store, 1);
+  const catalog::IndexStatus via_link = obtain_guarded(link, store, 1);
   ASSERT_TRUE(via_link.ready());
   EXPECT_TRUE(via_link.origin.built);
   EXPECT_EQ(via_link.origin.index_path, store.path_for(identity_of(real)));
-  const engine::IndexStatus via_real = obtain_guarded(real, store, 1);
+  const catalog::IndexStatus via_real = obtain_guarded(real, store, 1);
   EXPECT_FALSE(via_real.origin.built);
   // Relative to the working directory.
   const fs::path cwd = fs::current_path();
   fs::current_path(dir.path());
-  const engine::IndexStatus relative = obtain_guarded("real.bz2", store, 1);
+  const catalog::IndexStatus relative = obtain_guarded("real.bz2", store, 1);
   fs::current_path(cwd);
   EXPECT_FALSE(relative.origin.built);
   EXPECT_EQ(relative.origin.index_path, via_link.origin.index_path);

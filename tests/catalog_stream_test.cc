@@ -15,7 +15,7 @@ namespace mibz2::test {
 namespace {
 
 struct Streamed {
-  engine::IndexStatus obtained;
+  catalog::IndexStatus obtained;
   bool stopped = false;
   Bytes bytes;                  // the concatenated bytes of undamaged blocks
   std::vector<size_t> numbers;  // block numbers in the order received
@@ -42,8 +42,8 @@ Streamed stream(const std::string& path, index::IndexStore& store, unsigned thre
     return go_on;
   };
   CatalogOn on(store, threads);
-  engine::Catalog& catalog = on.catalog;
-  const engine::FileRef file = catalog.add(io::absolute_path(path));
+  catalog::Catalog& catalog = on.catalog;
+  const catalog::FileRef file = catalog.add(io::absolute_path(path));
   std::promise<void> done;
   std::future<void> finished = done.get_future();
   std::thread t([&] {
@@ -88,7 +88,7 @@ TEST(CatalogStreamConcurrent, EveryCorpusShapeStreamsItsBytesInOrder) {
       EXPECT_TRUE(same_index(*s.obtained.index, want));
       EXPECT_EQ(s.numbers.size(), want.blocks.size());
       // ... and it was stored: the catalog now loads it.
-      const engine::IndexStatus loaded = obtain_guarded(path, store, 1);
+      const catalog::IndexStatus loaded = obtain_guarded(path, store, 1);
       EXPECT_FALSE(loaded.origin.built);
       EXPECT_TRUE(same_index(*loaded.index, want));
     }
@@ -185,8 +185,8 @@ TEST(CatalogStreamConcurrent, ConsumerThatStopsEndsTheBuildAndNothingIsStored) {
 // before a consumer stopping at block 1 or 3 of 9, and ConsumerThatStops... failed.)
 TEST(CatalogStreamConcurrent, AConsumerThatStopsAfterTheLastDecodeStoresNothing) {
   CatalogRig s;
-  engine::Catalog& catalog = s.catalog;
-  const engine::FileRef file = s.add("late.bz2", text_bytes(800000, 9));
+  catalog::Catalog& catalog = s.catalog;
+  const catalog::FileRef file = s.add("late.bz2", text_bytes(800000, 9));
   const std::string& path = file->path();
   bool decoded_all = false;
   std::promise<bool> done;
@@ -196,7 +196,7 @@ TEST(CatalogStreamConcurrent, AConsumerThatStopsAfterTheLastDecodeStoresNothing)
       // Stop at the first block, but only once every block was decoded and resolved (the file's
       // build at 100%, or already settled).
       decoded_all = eventually([&] {
-        const engine::IndexStatus st = catalog.status(file);
+        const catalog::IndexStatus st = catalog.status(file);
         return st.settled() || (st.build_total > 0 && st.build_done == st.build_total);
       });
       return false;
@@ -209,7 +209,7 @@ TEST(CatalogStreamConcurrent, AConsumerThatStopsAfterTheLastDecodeStoresNothing)
   t.join();
   EXPECT_TRUE(decoded_all) << "the decoders never finished while the consumer held block 0";
   EXPECT_FALSE(finished.get()) << "stream() says the pass went through";
-  const engine::IndexStatus st = catalog.status(file);
+  const catalog::IndexStatus st = catalog.status(file);
   EXPECT_FALSE(st.ready());
   EXPECT_TRUE(base::is_stopped(st.error)) << st.describe();
   EXPECT_FALSE(std::filesystem::exists(s.store.path_for(identity_of(path))));

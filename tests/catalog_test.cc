@@ -15,27 +15,28 @@
 #include <stop_token>
 #include <thread>
 
+#include "catalog/source_access.h"
 #include "catalog_test_support.h"
 #include "engine/reader.h"
-#include "engine/source_access.h"
+#include "index/bzip2_head.h"
 
 namespace mibz2::test {
 namespace {
 
 namespace fs = std::filesystem;
-using engine::Catalog;
-using engine::IndexState;
-using Need = engine::Catalog::Need;
+using catalog::Catalog;
+using catalog::IndexState;
+using Need = catalog::Catalog::Need;
 
 TEST(CatalogConcurrent, FirstBuildThenLoadFromTheStore) {
   CatalogRig s;
   const Bytes plain = text_bytes(400000, 1);
-  const engine::FileRef f = s.add("a.bz2", plain);
+  const catalog::FileRef f = s.add("a.bz2", plain);
   EXPECT_EQ(s.catalog.status(f).state, IndexState::kUnknown);
   EXPECT_FALSE(s.catalog.load_if_current(f));  // nothing stored yet: left as it was
   EXPECT_EQ(s.catalog.status(f).state, IndexState::kUnknown);
   ASSERT_TRUE(s.catalog.wait(f));
-  const engine::IndexStatus built = s.catalog.status(f);
+  const catalog::IndexStatus built = s.catalog.status(f);
   EXPECT_EQ(built.state, IndexState::kReady);
   EXPECT_EQ(built.describe(), "ready");
   EXPECT_TRUE(built.origin.built);
@@ -46,9 +47,9 @@ TEST(CatalogConcurrent, FirstBuildThenLoadFromTheStore) {
   // A second catalog (the next mount) loads it: no build.
   CatalogOn next(s.store, 1);
   Catalog& again = next.catalog;
-  const engine::FileRef g = again.add(f->path());
+  const catalog::FileRef g = again.add(f->path());
   EXPECT_TRUE(again.load_if_current(g));
-  const engine::IndexStatus loaded = again.status(g);
+  const catalog::IndexStatus loaded = again.status(g);
   EXPECT_EQ(loaded.state, IndexState::kReady);
   EXPECT_FALSE(loaded.origin.built);
   EXPECT_TRUE(same_index(*loaded.index, *built.index));
@@ -56,12 +57,12 @@ TEST(CatalogConcurrent, FirstBuildThenLoadFromTheStore) {
 
 TEST(CatalogConcurrent, StatusShowsTheBuildWithoutWaiting) {
   CatalogRig s(1);
-  const engine::FileRef f = s.add("big.bz2", text_bytes(scaled(12000000, 4000000), 2));
+  const catalog::FileRef f = s.add("big.bz2", text_bytes(scaled(12000000, 4000000), 2));
   s.catalog.prepare(f, Need::kSoon);
   // Seen building, with a total, before it settles; status() itself never waits.
   bool saw_building = false;
   ASSERT_TRUE(eventually([&] {
-    const engine::IndexStatus st = s.catalog.status(f);
+    const catalog::IndexStatus st = s.catalog.status(f);
     if (st.state == IndexState::kBuilding) {
       saw_building = true;
       EXPECT_EQ(st.build_total, fs::file_size(f->path()));
@@ -76,9 +77,9 @@ TEST(CatalogConcurrent, StatusShowsTheBuildWithoutWaiting) {
 
 TEST(CatalogConcurrent, NotBzip2FailsAndEveryWaiterLearnsIt) {
   CatalogRig s;
-  const engine::FileRef f = s.catalog.add(s.dir.write("fake.bz2", to_bytes("not bzip2 at all\n")).string());
+  const catalog::FileRef f = s.catalog.add(s.dir.write("fake.bz2", to_bytes("not bzip2 at all\n")).string());
   EXPECT_FALSE(s.catalog.wait(f));
-  const engine::IndexStatus st = s.catalog.status(f);
+  const catalog::IndexStatus st = s.catalog.status(f);
   EXPECT_EQ(st.state, IndexState::kFailed);
   EXPECT_NE(st.error.message().find("not a bzip2"), std::string::npos) << st.error;
   EXPECT_EQ(st.describe(), "failed: " + st.error.message());
@@ -103,7 +104,7 @@ TEST(CatalogConcurrent, NotBzip2FailsAndEveryWaiterLearnsIt) {
 TEST(CatalogConcurrent, AWaitRacingAChangeOfTheFileEndsWithItIndexedAgain) {
   CatalogRig s(2);
   const Bytes plain = text_bytes(20000, 11);
-  const engine::FileRef f = s.add("changing.bz2", plain);
+  const catalog::FileRef f = s.add("changing.bz2", plain);
   ASSERT_TRUE(s.catalog.wait(f));
   const int rounds = kSanitized ? 150 : 500;
   int stale_seen = 0;
@@ -150,7 +151,7 @@ TEST(CatalogConcurrent, AWaitRacingAChangeOfTheFileEndsWithItIndexedAgain) {
 
 TEST(CatalogConcurrent, MissingSourceFails) {
   CatalogRig s;
-  const engine::FileRef f = s.catalog.add((s.dir.path() / "missing.bz2").string());
+  const catalog::FileRef f = s.catalog.add((s.dir.path() / "missing.bz2").string());
   EXPECT_FALSE(s.catalog.wait(f));
   EXPECT_NE(s.catalog.status(f).error.message().find("No such file"), std::string::npos) << s.catalog.status(f).error;
 }
@@ -158,7 +159,7 @@ TEST(CatalogConcurrent, MissingSourceFails) {
 TEST(CatalogConcurrent, ASourceChangeMakesTheIndexStaleAndANewReader) {
   CatalogRig s;
   const Bytes one = text_bytes(300000, 4), two = text_bytes(200000, 5);
-  const engine::FileRef f = s.add("c.bz2", one);
+  const catalog::FileRef f = s.add("c.bz2", one);
   const std::shared_ptr<engine::Reader> r1 = reader_of(s.catalog, f);
   ASSERT_TRUE(r1);
   // Opens of the same content share one Reader.
@@ -180,7 +181,7 @@ TEST(CatalogConcurrent, ASourceChangeMakesTheIndexStaleAndANewReader) {
 
 TEST(CatalogConcurrent, AStoppedWaitEndsAtOnceAndTheBuildGoesOn) {
   CatalogRig s(1);
-  const engine::FileRef f = s.add("slow.bz2", text_bytes(scaled(12000000, 4000000), 6));
+  const catalog::FileRef f = s.add("slow.bz2", text_bytes(scaled(12000000, 4000000), 6));
   std::stop_source stop;
   std::thread stopper([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -208,9 +209,9 @@ TEST(CatalogConcurrent, AFileSomeoneWaitsForIsBuiltNext) {
   // (on a slow machine the test's thread could otherwise lose the core for longer than f0's build).
   std::atomic<bool> held{true};
   s.catalog.hold_builds_while([&] { return held.load(); });
-  const engine::FileRef f0 = s.add("f0.bz2", text_bytes(3000000, 7));
-  const engine::FileRef f1 = s.add("f1.bz2", text_bytes(3000000, 8));
-  const engine::FileRef f2 = s.add("f2.bz2", text_bytes(3000000, 9));
+  const catalog::FileRef f0 = s.add("f0.bz2", text_bytes(3000000, 7));
+  const catalog::FileRef f1 = s.add("f1.bz2", text_bytes(3000000, 8));
+  const catalog::FileRef f2 = s.add("f2.bz2", text_bytes(3000000, 9));
   s.catalog.prepare(f0, Need::kSoon);
   s.catalog.prepare(f1, Need::kSoon);
   s.catalog.prepare(f2, Need::kSoon);  // newest first: f2 would be next
@@ -228,14 +229,14 @@ TEST(CatalogConcurrent, AFileSomeoneWaitsForIsBuiltNext) {
 
 TEST(CatalogConcurrent, RebuildBuildsACurrentIndexAgain) {
   CatalogRig s;
-  const engine::FileRef f = s.add("r.bz2", text_bytes(200000, 10));
+  const catalog::FileRef f = s.add("r.bz2", text_bytes(200000, 10));
   ASSERT_TRUE(s.catalog.wait(f));
   const auto first = s.catalog.status(f).index;
   s.catalog.prepare(f, Need::kSoon);  // settled: nothing to do
   EXPECT_EQ(s.catalog.status(f).index, first);
   s.catalog.prepare(f, Need::kRebuild);
   settle_guarded(s.catalog, f);
-  const engine::IndexStatus st = s.catalog.status(f);
+  const catalog::IndexStatus st = s.catalog.status(f);
   ASSERT_TRUE(st.ready());
   EXPECT_TRUE(st.origin.built);
   EXPECT_NE(st.index, first);
@@ -244,7 +245,7 @@ TEST(CatalogConcurrent, RebuildBuildsACurrentIndexAgain) {
 
 TEST(CatalogConcurrent, ShutdownSettlesEveryWaitingFile) {
   CatalogRig s(1);
-  std::vector<engine::FileRef> files;
+  std::vector<catalog::FileRef> files;
   for (int i = 0; i < 4; ++i) {
     std::string name = std::to_string(i);  // (not "s" + to_string: a GCC 12 -Wrestrict false positive)
     name += ".bz2";
@@ -262,14 +263,14 @@ TEST(CatalogConcurrent, ShutdownSettlesEveryWaitingFile) {
   for (auto& t : waiters) t.join();
   EXPECT_EQ(returned.load(), 4);
   for (const auto& f : files) {
-    const engine::IndexStatus st = s.catalog.status(f);
+    const catalog::IndexStatus st = s.catalog.status(f);
     EXPECT_TRUE(st.settled());
     if (!st.ready()) {
       EXPECT_EQ(st.error.message(), "unmounting");
     }
   }
   // After shutdown nothing new is built: a new file fails at once.
-  const engine::FileRef late = s.add("late.bz2", text_bytes(1000, 1));
+  const catalog::FileRef late = s.add("late.bz2", text_bytes(1000, 1));
   EXPECT_FALSE(s.catalog.wait(late));
   EXPECT_EQ(s.catalog.status(late).error.message(), "unmounting");
 }
@@ -277,7 +278,7 @@ TEST(CatalogConcurrent, ShutdownSettlesEveryWaitingFile) {
 TEST(CatalogConcurrent, ManyThreadsWaitForOneBuild) {
   CatalogRig s;
   const Bytes plain = text_bytes(scaled(3000000, 1000000), 11);
-  const engine::FileRef f = s.add("many.bz2", plain);
+  const catalog::FileRef f = s.add("many.bz2", plain);
   std::vector<std::thread> ts;
   std::vector<std::shared_ptr<engine::Reader>> readers(8);
   for (int i = 0; i < 8; ++i)
@@ -303,7 +304,7 @@ TEST(CatalogConcurrent, OpensRacingForAFileShareOneReader) {
     mutable std::condition_variable cv;
     mutable int arrived = 0;
     bool gated = false;
-    base::Result<io::UniqueFd> open(const engine::CatalogFile& file, struct stat* st) const override {
+    base::Result<io::UniqueFd> open(const catalog::CatalogFile& file, struct stat* st) const override {
       if (gated) {
         std::unique_lock lk(mu);
         ++arrived;
@@ -315,7 +316,7 @@ TEST(CatalogConcurrent, OpensRacingForAFileShareOneReader) {
   } access;
   CatalogRig s(2, &access);
   Catalog& catalog = s.catalog;
-  const engine::FileRef f = s.add("raced.bz2", text_bytes(200000, 12));
+  const catalog::FileRef f = s.add("raced.bz2", text_bytes(200000, 12));
   ASSERT_TRUE(catalog.wait(f));  // indexed, and no Reader yet
   access.gated = true;
   std::vector<std::shared_ptr<engine::Reader>> readers(kThreads);

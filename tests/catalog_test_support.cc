@@ -15,16 +15,16 @@ engine::EngineOptions options(unsigned threads, uint64_t cache_bytes, bool reada
   return o;
 }
 
-void settle_guarded(engine::Catalog& catalog, const engine::FileRef& file) {
+void settle_guarded(catalog::Catalog& catalog, const catalog::FileRef& file) {
   if (!catalog.wait_for(file, kBuildTimeout)) {
     std::fprintf(stderr, "FATAL: the index of %s did not settle in %lld s (state %s)\n", file->path().c_str(),
-                 static_cast<long long>(kBuildTimeout.count()), engine::to_string(catalog.status(file).state));
+                 static_cast<long long>(kBuildTimeout.count()), catalog::to_string(catalog.status(file).state));
     std::fflush(stderr);
     std::abort();  // pool threads still hold the build: end the program rather than hang the suite
   }
 }
 
-std::shared_ptr<engine::Reader> reader_of(engine::Catalog& catalog, const engine::FileRef& file) {
+std::shared_ptr<engine::Reader> reader_of(catalog::Catalog& catalog, const catalog::FileRef& file) {
   base::Result<std::shared_ptr<engine::Reader>> opened = catalog.open(file);
   if (!opened.ok()) {
     ADD_FAILURE() << file->path() << ": cannot open: " << opened.status();
@@ -33,17 +33,17 @@ std::shared_ptr<engine::Reader> reader_of(engine::Catalog& catalog, const engine
   return std::move(opened).value();
 }
 
-CatalogOn::CatalogOn(index::IndexStore& store, unsigned threads, const engine::SourceAccess* access)
+CatalogOn::CatalogOn(index::IndexStore& store, unsigned threads, const catalog::SourceAccess* access)
     : engine(options(threads)), catalog(engine, store, access) {}
 
-engine::IndexStatus CatalogOn::obtain(const std::string& path, bool rebuild) {
-  const engine::FileRef file = catalog.add(io::absolute_path(path));
-  catalog.prepare(file, rebuild ? engine::Catalog::Need::kRebuild : engine::Catalog::Need::kNow);
+catalog::IndexStatus CatalogOn::obtain(const std::string& path, bool rebuild) {
+  const catalog::FileRef file = catalog.add(io::absolute_path(path));
+  catalog.prepare(file, rebuild ? catalog::Catalog::Need::kRebuild : catalog::Catalog::Need::kNow);
   settle_guarded(catalog, file);
   return catalog.status(file);
 }
 
-engine::IndexStatus obtain_guarded(const std::string& path, index::IndexStore& store, unsigned threads, bool rebuild) {
+catalog::IndexStatus obtain_guarded(const std::string& path, index::IndexStore& store, unsigned threads, bool rebuild) {
   return CatalogOn(store, threads).obtain(path, rebuild);
 }
 
@@ -54,11 +54,11 @@ size_t TempStore::stored() const {
   return n;
 }
 
-engine::FileRef CatalogRig::add(const std::string& name, const Bytes& plain, int level) {
+catalog::FileRef CatalogRig::add(const std::string& name, const Bytes& plain, int level) {
   return add_file(name, libbz2_compress(plain, level));
 }
 
-engine::FileRef CatalogRig::add_file(const std::string& name, const Bytes& file) {
+catalog::FileRef CatalogRig::add_file(const std::string& name, const Bytes& file) {
   return catalog.add(dir.write(name, file).string());
 }
 

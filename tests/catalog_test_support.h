@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "engine/catalog.h"
+#include "catalog/catalog.h"
+#include "catalog/source_access.h"
 #include "engine/engine.h"
-#include "engine/source_access.h"
 #include "index/index_store.h"
 #include "index_test_support.h"
 #include "io/paths.h"
@@ -24,21 +24,21 @@ inline constexpr uint64_t kTestCacheBytes = uint64_t{64} << 20;
 engine::EngineOptions options(unsigned threads, uint64_t cache_bytes = kTestCacheBytes, bool readahead = true);
 
 // Waits for `file` to settle, or aborts the test program after kBuildTimeout.
-void settle_guarded(engine::Catalog& catalog, const engine::FileRef& file);
+void settle_guarded(catalog::Catalog& catalog, const catalog::FileRef& file);
 
 // Catalog::open's Reader for `file`; null, with a test failure that says why, when there is none.
-std::shared_ptr<engine::Reader> reader_of(engine::Catalog& catalog, const engine::FileRef& file);
+std::shared_ptr<engine::Reader> reader_of(catalog::Catalog& catalog, const catalog::FileRef& file);
 
 // The plain access (paths as given), for tests to derive from and change one thing of: where a
 // file's source is opened (override open, and call PlainAccess::open for the opening itself), or
 // how its bytes read (bytes).
-struct PlainAccess : engine::SourceAccess {
-  engine::PlainSourceAccess plain;
-  base::Result<io::UniqueFd> open(const engine::CatalogFile& file, struct stat* st) const override {
+struct PlainAccess : catalog::SourceAccess {
+  catalog::PlainSourceAccess plain;
+  base::Result<io::UniqueFd> open(const catalog::CatalogFile& file, struct stat* st) const override {
     return plain.open(file, st);
   }
-  base::Status stat(const engine::CatalogFile& file, struct stat* st) const override { return plain.stat(file, st); }
-  base::Result<io::UniqueFd> open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const override {
+  base::Status stat(const catalog::CatalogFile& file, struct stat* st) const override { return plain.stat(file, st); }
+  base::Result<io::UniqueFd> open_sidecar(const catalog::CatalogFile& file, struct stat* dir_st) const override {
     return plain.open_sidecar(file, dir_st);
   }
 };
@@ -46,17 +46,17 @@ struct PlainAccess : engine::SourceAccess {
 // An engine of `threads` decoders and a catalog on `store` (and `access`, if given: both must
 // outlive it), as a mount or a mibz2 command has them. Over a rig's store it is the next mount.
 struct CatalogOn {
-  explicit CatalogOn(index::IndexStore& store, unsigned threads = 2, const engine::SourceAccess* access = nullptr);
+  explicit CatalogOn(index::IndexStore& store, unsigned threads = 2, const catalog::SourceAccess* access = nullptr);
   // The index of `path` (made absolute): loaded if current, else built (`rebuild`: built anyway).
   // If it does not settle within kBuildTimeout the test program aborts rather than hang the suite.
-  engine::IndexStatus obtain(const std::string& path, bool rebuild = false);
+  catalog::IndexStatus obtain(const std::string& path, bool rebuild = false);
 
   engine::Engine engine;
-  engine::Catalog catalog;
+  catalog::Catalog catalog;
 };
 
 // obtain() through a CatalogOn of its own, gone when it returns.
-engine::IndexStatus obtain_guarded(const std::string& path, index::IndexStore& store, unsigned threads,
+catalog::IndexStatus obtain_guarded(const std::string& path, index::IndexStore& store, unsigned threads,
                                    bool rebuild = false);
 
 // An index store of its own on `dir`, made before the catalog on it and gone after (CatalogAt's
@@ -69,7 +69,7 @@ struct StoreAt {
 // Another mount over the index directory `dir` (another's, or one of its own): a store on it and a
 // catalog on that.
 struct CatalogAt : StoreAt, CatalogOn {
-  explicit CatalogAt(const std::string& dir, unsigned threads = 2, const engine::SourceAccess* access = nullptr)
+  explicit CatalogAt(const std::string& dir, unsigned threads = 2, const catalog::SourceAccess* access = nullptr)
       : StoreAt(dir), CatalogOn(store, threads, access) {}
 };
 
@@ -86,12 +86,12 @@ struct TempStore {
 // catalog on it. A rig whose catalog reads through an access of its own keeps that access in a
 // base before this one, so that it outlives the catalog.
 struct CatalogRig : TempStore, CatalogOn {
-  explicit CatalogRig(unsigned threads = 2, const engine::SourceAccess* access = nullptr)
+  explicit CatalogRig(unsigned threads = 2, const catalog::SourceAccess* access = nullptr)
       : CatalogOn(store, threads, access) {}
   // Writes `plain` compressed at `level` as `name` in the directory; the catalog's new entry for it.
-  engine::FileRef add(const std::string& name, const Bytes& plain, int level = 1);
+  catalog::FileRef add(const std::string& name, const Bytes& plain, int level = 1);
   // Writes `file` (bzip2 or not) as `name` in the directory; the catalog's new entry for it.
-  engine::FileRef add_file(const std::string& name, const Bytes& file);
+  catalog::FileRef add_file(const std::string& name, const Bytes& file);
 };
 
 }  // namespace mibz2::test

@@ -21,9 +21,9 @@
 #include <thread>
 #include <vector>
 
+#include "catalog_test_support.h"
 #include "engine/engine.h"
 #include "engine/reader.h"
-#include "catalog_test_support.h"
 
 namespace mibz2::test {
 
@@ -51,7 +51,7 @@ inline Source write_source(const TempDir& dir, const std::string& name, Bytes pl
   s.file = std::move(file);
   s.path = dir.write(name, s.file).string();
   index::IndexStore store((dir.path() / ("idx-" + name)).string());
-  const engine::IndexStatus o = obtain_guarded(s.path, store, 2);
+  const catalog::IndexStatus o = obtain_guarded(s.path, store, 2);
   EXPECT_TRUE(o.ready()) << name << ": " << o.error;
   s.index = o.index;
   s.notes = o.origin.notes;

@@ -130,7 +130,7 @@ TEST(FsInodeTable, ListedNumbersFollowTheFileWhateverItsContent) {
   FsUnitRig rig;
   rig.write("a", "hello");
   InodeTable& t = rig.inodes();
-  const SourceStamp listed = rig.stamp("a");
+  const io::SourceStamp listed = rig.stamp("a");
   const NodeRef n = t.lookup("a", NodeKind::kRegular, listed);
   rig.write("a", "rewritten, same inode");
   EXPECT_EQ(t.number_of("a", NodeKind::kRegular, rig.stamp("a")), n->ino);
@@ -148,7 +148,7 @@ TEST(FsInodeTable, RetireGivesThePathANewNodeOnTheSameCatalogEntry) {
   const NodeRef dir = t.lookup("d", NodeKind::kDirectory, rig.stamp("d"));
   const NodeRef n = t.lookup("d/x.bz2", NodeKind::kDecompressed, rig.stamp("d/x.bz2"));
   ASSERT_TRUE(n->file);
-  EXPECT_EQ(t.current_decompressed_files(), std::vector<engine::FileRef>{n->file});
+  EXPECT_EQ(t.current_decompressed_files(), std::vector<catalog::FileRef>{n->file});
 
   const std::optional<InodeTable::Retired> r = t.retire(n->file);
   ASSERT_TRUE(r);

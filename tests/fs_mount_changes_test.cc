@@ -14,8 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/byte_buffer.h"
 #include "bz2/block_decoder.h"
-#include "bz2/byte_buffer.h"
 #include "io/fd_io.h"
 #include "mount_harness.h"
 
@@ -124,7 +124,7 @@ TEST_F(FsMountTest, DamagedBlockFailsWithEioAndOnlyThere) {
   bool flipped = false;
   {
     bz2::BlockDecoder decoder;
-    bz2::ByteBuffer out;
+    base::ByteBuffer out;
     for (uint64_t bit = blk.end_bit - (blk.end_bit - blk.start_bit) / 3; bit + 64 < blk.end_bit && !flipped;
          bit += 997) {
       Bytes trial = compressed;

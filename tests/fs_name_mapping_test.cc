@@ -15,7 +15,7 @@
 
 #include <gtest/gtest.h>
 
-#include "fs/name_mapping.h"
+#include "catalog/name_mapping.h"
 #include "fs/source_directory.h"
 #include "io/source_root.h"
 #include "test_support.h"
@@ -23,68 +23,68 @@
 namespace mibz2::test {
 namespace {
 
-using fs::decompressed_name;
-using fs::map_directory;
-using fs::NamingNote;
-using fs::ShownEntry;
-using fs::SourceEntry;
-using Type = SourceEntry::Type;
+using catalog::decompressed_name;
+using catalog::map_directory;
+using catalog::NamingNote;
+using catalog::ShownEntry;
+using catalog::SourceEntry;
+using Type = catalog::SourceEntry::Type;
 
-SourceEntry regular(const std::string& name, bool bzip2) { return {name, Type::kRegular, bzip2}; }
-SourceEntry symlink_to(const std::string& name, bool bzip2) { return {name, Type::kSymlink, bzip2}; }
-SourceEntry directory(const std::string& name) { return {name, Type::kDirectory, false}; }
+catalog::SourceEntry regular(const std::string& name, bool bzip2) { return {name, Type::kRegular, bzip2}; }
+catalog::SourceEntry symlink_to(const std::string& name, bool bzip2) { return {name, Type::kSymlink, bzip2}; }
+catalog::SourceEntry directory(const std::string& name) { return {name, Type::kDirectory, false}; }
 
 // The listing as shown name -> source name, with the shown entries in a vector for the order.
 struct Listing {
-  std::vector<ShownEntry> entries;
-  std::vector<NamingNote> notes;
+  std::vector<catalog::ShownEntry> entries;
+  std::vector<catalog::NamingNote> notes;
   std::map<std::string, std::string> source_of;  // shown name -> source name
 
-  const ShownEntry& at(const std::string& shown) const {
-    for (const ShownEntry& e : entries)
+  const catalog::ShownEntry& at(const std::string& shown) const {
+    for (const catalog::ShownEntry& e : entries)
       if (e.name == shown) return e;
     throw std::out_of_range("not shown: " + shown);
   }
 };
 
-Listing list(std::vector<SourceEntry> entries) {
+Listing list(std::vector<catalog::SourceEntry> entries) {
   Listing l;
-  l.entries = map_directory(std::move(entries), &l.notes);
-  for (const ShownEntry& e : l.entries) l.source_of[e.name] = e.source_name;
+  l.entries = catalog::map_directory(std::move(entries), &l.notes);
+  for (const catalog::ShownEntry& e : l.entries) l.source_of[e.name] = e.source_name;
   return l;
 }
 
 // ---- decompressed_name --------------------------------------------------------------------------
 
 TEST(DecompressedName, DropsBz2AndMakesTbz2AndTbzATar) {
-  EXPECT_EQ(decompressed_name("a.bz2"), "a");
-  EXPECT_EQ(decompressed_name("latest-all.json.bz2"), "latest-all.json");
-  EXPECT_EQ(decompressed_name("a.tar.bz2"), "a.tar");
-  EXPECT_EQ(decompressed_name("a.tbz2"), "a.tar");
-  EXPECT_EQ(decompressed_name("a.tbz"), "a.tar");
-  EXPECT_EQ(decompressed_name("name with spaces.txt.bz2"), "name with spaces.txt");
-  EXPECT_EQ(decompressed_name("\xc3\xbcn\xc3\xaf.bz2"), "\xc3\xbcn\xc3\xaf");
+  EXPECT_EQ(catalog::decompressed_name("a.bz2"), "a");
+  EXPECT_EQ(catalog::decompressed_name("latest-all.json.bz2"), "latest-all.json");
+  EXPECT_EQ(catalog::decompressed_name("a.tar.bz2"), "a.tar");
+  EXPECT_EQ(catalog::decompressed_name("a.tbz2"), "a.tar");
+  EXPECT_EQ(catalog::decompressed_name("a.tbz"), "a.tar");
+  EXPECT_EQ(catalog::decompressed_name("name with spaces.txt.bz2"), "name with spaces.txt");
+  EXPECT_EQ(catalog::decompressed_name("\xc3\xbcn\xc3\xaf.bz2"), "\xc3\xbcn\xc3\xaf");
 }
 
 TEST(DecompressedName, RemovesOneSuffixOnly) {
-  EXPECT_EQ(decompressed_name("a.bz2.bz2"), "a.bz2");
-  EXPECT_EQ(decompressed_name("a.tbz.bz2"), "a.tbz");
-  EXPECT_EQ(decompressed_name("a.bz2.tbz2"), "a.bz2.tar");
+  EXPECT_EQ(catalog::decompressed_name("a.bz2.bz2"), "a.bz2");
+  EXPECT_EQ(catalog::decompressed_name("a.tbz.bz2"), "a.tbz");
+  EXPECT_EQ(catalog::decompressed_name("a.bz2.tbz2"), "a.bz2.tar");
 }
 
 TEST(DecompressedName, NamesThatAreOnlyASuffixHaveNone) {
-  EXPECT_EQ(decompressed_name(".bz2"), std::nullopt);
-  EXPECT_EQ(decompressed_name(".tbz2"), std::nullopt);
-  EXPECT_EQ(decompressed_name(".tbz"), std::nullopt);
+  EXPECT_EQ(catalog::decompressed_name(".bz2"), std::nullopt);
+  EXPECT_EQ(catalog::decompressed_name(".tbz2"), std::nullopt);
+  EXPECT_EQ(catalog::decompressed_name(".tbz"), std::nullopt);
   // One character before the suffix is a name.
-  EXPECT_EQ(decompressed_name("x.bz2"), "x");
-  EXPECT_EQ(decompressed_name("x.tbz"), "x.tar");
+  EXPECT_EQ(catalog::decompressed_name("x.bz2"), "x");
+  EXPECT_EQ(catalog::decompressed_name("x.tbz"), "x.tar");
 }
 
 TEST(DecompressedName, OtherNamesHaveNone) {
   for (const char* name : {"", "a", "a.txt", "x.tar", "bz2", "tbz", "a.bz", "a.bz2x", "a.bz2.txt", "a.BZ2", "a.Bz2",
                            "a.TBZ2", "a_bz2", "a.gz", "a.xz", "a.zst"}) {
-    EXPECT_EQ(decompressed_name(name), std::nullopt) << name;
+    EXPECT_EQ(catalog::decompressed_name(name), std::nullopt) << name;
   }
 }
 
@@ -107,8 +107,8 @@ TEST(MapDirectory, BzipFilesAreShownDecompressed) {
 }
 
 TEST(MapDirectory, FilesThatOnlyLookCompressedAreShownRawWithANote) {
-  std::vector<NamingNote> notes;
-  const std::vector<ShownEntry> shown = map_directory({regular("fake.bz2", false), regular("zero.tbz", false)}, &notes);
+  std::vector<catalog::NamingNote> notes;
+  const std::vector<catalog::ShownEntry> shown = catalog::map_directory({regular("fake.bz2", false), regular("zero.tbz", false)}, &notes);
   ASSERT_EQ(shown.size(), 2u);
   EXPECT_EQ(shown[0].name, "fake.bz2");
   EXPECT_EQ(shown[0].source_name, "fake.bz2");
@@ -126,7 +126,7 @@ TEST(MapDirectory, FilesThatOnlyLookCompressedAreShownRawWithANote) {
 TEST(MapDirectory, ANameThatIsOnlyASuffixIsShownRaw) {
   const Listing l = list({regular(".bz2", true), regular(".tbz2", true), regular(".tbz", false)});
   EXPECT_EQ(l.source_of, (std::map<std::string, std::string>{{".bz2", ".bz2"}, {".tbz2", ".tbz2"}, {".tbz", ".tbz"}}));
-  for (const ShownEntry& e : l.entries) EXPECT_FALSE(e.decompressed) << e.name;
+  for (const catalog::ShownEntry& e : l.entries) EXPECT_FALSE(e.decompressed) << e.name;
   EXPECT_TRUE(l.notes.empty());
 }
 
@@ -141,7 +141,7 @@ TEST(MapDirectory, ARealNameWinsAndTheCompressedFileStaysRaw) {
                                                              {"d.tbz2", "d.tbz2"},
                                                              {"s", "s"},
                                                              {"s.bz2", "s.bz2"}}));
-  for (const ShownEntry& e : l.entries) EXPECT_FALSE(e.decompressed) << e.name;
+  for (const catalog::ShownEntry& e : l.entries) EXPECT_FALSE(e.decompressed) << e.name;
   EXPECT_EQ(l.at("d").type, Type::kDirectory);
   EXPECT_EQ(l.at("s").type, Type::kSymlink);
   ASSERT_EQ(l.notes.size(), 3u);
@@ -165,14 +165,14 @@ TEST(MapDirectory, ACompressedFilesOwnNameIsARealName) {
 // a.tar.bz2, a.tbz2 and a.tbz all want "a.tar": the first by source name gets it, whatever order
 // the directory lists them in, and the others stay raw.
 TEST(MapDirectory, BetweenCompressedFilesTheFirstBySourceNameWins) {
-  std::vector<SourceEntry> entries = {regular("a.tbz", true), regular("a.tbz2", true), regular("a.tar.bz2", true),
+  std::vector<catalog::SourceEntry> entries = {regular("a.tbz", true), regular("a.tbz2", true), regular("a.tar.bz2", true),
                                       regular("b.txt", false)};
-  std::sort(entries.begin(), entries.end(), [](const SourceEntry& x, const SourceEntry& y) { return x.name < y.name; });
+  std::sort(entries.begin(), entries.end(), [](const catalog::SourceEntry& x, const catalog::SourceEntry& y) { return x.name < y.name; });
   const std::map<std::string, std::string> expected = {
       {"a.tar", "a.tar.bz2"}, {"a.tbz", "a.tbz"}, {"a.tbz2", "a.tbz2"}, {"b.txt", "b.txt"}};
   do {
     std::string order;
-    for (const SourceEntry& e : entries) order += e.name + " ";
+    for (const catalog::SourceEntry& e : entries) order += e.name + " ";
     SCOPED_TRACE("listed as: " + order);
     const Listing l = list(entries);
     EXPECT_EQ(l.source_of, expected);
@@ -182,7 +182,7 @@ TEST(MapDirectory, BetweenCompressedFilesTheFirstBySourceNameWins) {
     EXPECT_EQ(l.notes[0].reason, "its decompressed name 'a.tar' is taken; shown compressed under its own name");
     EXPECT_EQ(l.notes[1].source_name, "a.tbz2");
   } while (std::next_permutation(entries.begin(), entries.end(),
-                                 [](const SourceEntry& x, const SourceEntry& y) { return x.name < y.name; }));
+                                 [](const catalog::SourceEntry& x, const catalog::SourceEntry& y) { return x.name < y.name; }));
 }
 
 // A symlink that leads to a bzip2 file (list_source_directory decides: a relative target) is shown
@@ -220,7 +220,7 @@ TEST(MapDirectory, ListsEverySourceEntryOnceSortedByShownName) {
                           regular(".bz2", true), regular("y.bz2", true), regular("x.bz2", true),
                           regular("x-1", false)});  // "x-1" < "x.bz2", but "x" < "x-1"
   std::vector<std::string> names, sources;
-  for (const ShownEntry& e : l.entries) {
+  for (const catalog::ShownEntry& e : l.entries) {
     names.push_back(e.name);
     sources.push_back(e.source_name);
   }
@@ -233,12 +233,12 @@ TEST(MapDirectory, ListsEverySourceEntryOnceSortedByShownName) {
 }
 
 TEST(MapDirectory, NotesAreAddedToTheOnesGiven) {
-  std::vector<NamingNote> notes = {{"earlier", "kept"}};
-  map_directory({regular("fake.bz2", false)}, &notes);
+  std::vector<catalog::NamingNote> notes = {{"earlier", "kept"}};
+  catalog::map_directory({regular("fake.bz2", false)}, &notes);
   ASSERT_EQ(notes.size(), 2u);
   EXPECT_EQ(notes[0].source_name, "earlier");
   EXPECT_EQ(notes[1].source_name, "fake.bz2");
-  EXPECT_TRUE(map_directory({}, &notes).empty());
+  EXPECT_TRUE(catalog::map_directory({}, &notes).empty());
   EXPECT_EQ(notes.size(), 2u);
 }
 
@@ -246,7 +246,7 @@ TEST(MapDirectory, NotesAreAddedToTheOnesGiven) {
 TEST(MapDirectory, NoEntryIsShownAsDotOrDotDot) {
   const Listing l = list({regular("..bz2", true), regular("...bz2", true), regular("..tbz", true)});
   ASSERT_EQ(l.entries.size(), 3u);
-  for (const ShownEntry& e : l.entries) {
+  for (const catalog::ShownEntry& e : l.entries) {
     EXPECT_NE(e.name, ".") << "from " << e.source_name;
     EXPECT_NE(e.name, "..") << "from " << e.source_name;
   }
@@ -257,11 +257,11 @@ TEST(MapDirectory, NoEntryIsShownAsDotOrDotDot) {
 
 TEST(NamesAffectedBy, TheNameItsShownNameAndTheirRivals) {
   using V = std::vector<std::string>;
-  EXPECT_EQ(fs::names_affected_by("notes.txt"), (V{"notes.txt", "notes.txt.bz2"}));
-  EXPECT_EQ(fs::names_affected_by("x.bz2"), (V{"x.bz2", "x.bz2.bz2", "x"}));
-  EXPECT_EQ(fs::names_affected_by("a.tar"), (V{"a.tar", "a.tar.bz2", "a.tbz2", "a.tbz"}));
-  EXPECT_EQ(fs::names_affected_by("a.tbz"), (V{"a.tbz", "a.tbz.bz2", "a.tar", "a.tar.bz2", "a.tbz2"}));
-  EXPECT_EQ(fs::names_affected_by("..bz2"), (V{"..bz2", "..bz2.bz2"}));
+  EXPECT_EQ(catalog::names_affected_by("notes.txt"), (V{"notes.txt", "notes.txt.bz2"}));
+  EXPECT_EQ(catalog::names_affected_by("x.bz2"), (V{"x.bz2", "x.bz2.bz2", "x"}));
+  EXPECT_EQ(catalog::names_affected_by("a.tar"), (V{"a.tar", "a.tar.bz2", "a.tbz2", "a.tbz"}));
+  EXPECT_EQ(catalog::names_affected_by("a.tbz"), (V{"a.tbz", "a.tbz.bz2", "a.tar", "a.tar.bz2", "a.tbz2"}));
+  EXPECT_EQ(catalog::names_affected_by("..bz2"), (V{"..bz2", "..bz2.bz2"}));
 }
 
 // Every directory made of a small universe of names that compete with one another (each absent,
@@ -275,12 +275,12 @@ TEST(NamesAffectedBy, CoversEveryNameAChangeOfOneEntryCanReshow) {
   const size_t n = universe.size();
   // state of a name: 0 absent, 1 present and bzip2, 2 present and not bzip2
   auto listing = [&](const std::vector<int>& state) {
-    std::vector<SourceEntry> entries;
+    std::vector<catalog::SourceEntry> entries;
     for (size_t i = 0; i < n; ++i)
       if (state[i]) entries.push_back(regular(universe[i], state[i] == 1));
-    std::vector<NamingNote> notes;
+    std::vector<catalog::NamingNote> notes;
     std::map<std::string, std::pair<std::string, bool>> shown;  // shown name -> source name, decompressed
-    for (const ShownEntry& e : map_directory(std::move(entries), &notes)) shown[e.name] = {e.source_name, e.decompressed};
+    for (const catalog::ShownEntry& e : catalog::map_directory(std::move(entries), &notes)) shown[e.name] = {e.source_name, e.decompressed};
     return shown;
   };
   auto changed_names = [](const auto& before, const auto& after) {
@@ -303,7 +303,7 @@ TEST(NamesAffectedBy, CoversEveryNameAChangeOfOneEntryCanReshow) {
     for (size_t i = 0, c = code; i < n; ++i, c /= 3) state[i] = static_cast<int>(c % 3);
     const auto before = listing(state);
     for (size_t i = 0; i < n; ++i) {
-      const std::vector<std::string> affected = fs::names_affected_by(universe[i]);
+      const std::vector<std::string> affected = catalog::names_affected_by(universe[i]);
       const std::set<std::string> allowed(affected.begin(), affected.end());
       for (int next = 0; next < 3; ++next) {
         if (next == state[i]) continue;
@@ -372,9 +372,9 @@ TEST_F(ShownLinkTarget, TargetsOutsideSourceAreLeftAlone) {
 // With a.tar.bz2 and a.tbz side by side, "a.tar" is a.tar.bz2's and a.tbz is shown raw: a link to
 // a.tbz must point to a.tbz, never to the other file's content.
 TEST_F(ShownLinkTarget, ALinkToTheLoserOfACollisionPointsToIt) {
-  std::vector<NamingNote> notes;
-  const std::vector<ShownEntry> shown_entries =
-      map_directory({regular("a.tar.bz2", true), regular("a.tbz", true)}, &notes);
+  std::vector<catalog::NamingNote> notes;
+  const std::vector<catalog::ShownEntry> shown_entries =
+      catalog::map_directory({regular("a.tar.bz2", true), regular("a.tbz", true)}, &notes);
   ASSERT_EQ(shown_entries.size(), 2u);
   ASSERT_EQ(shown_entries[1].name, "a.tbz") << "the link's target is shown raw, under its own name";
   EXPECT_EQ(shown(link("latest.tbz"), "20261101/a.tbz"), "20261101/a.tbz");

@@ -82,8 +82,8 @@ TEST(FsAccessCheck, OthersBitsDecideForTheRest) {
   EXPECT_EQ(permitted(caller(3000, 70), owned(1000, 50, 0754), X_OK), EACCES);
 }
 
-ShownEntry entry(std::string name, SourceEntry::Type type, bool decompressed = false) {
-  ShownEntry e{};
+catalog::ShownEntry entry(std::string name, catalog::SourceEntry::Type type, bool decompressed = false) {
+  catalog::ShownEntry e{};
   e.name = name;
   e.source_name = decompressed ? name + ".bz2" : name;
   e.type = type;
@@ -92,7 +92,7 @@ ShownEntry entry(std::string name, SourceEntry::Type type, bool decompressed = f
 }
 
 TEST(FsDirectoryListing, EntriesAreTypedAsTheirSources) {
-  using T = SourceEntry::Type;
+  using T = catalog::SourceEntry::Type;
   EXPECT_EQ(kind_of(entry("d", T::kDirectory)), NodeKind::kDirectory);
   EXPECT_EQ(kind_of(entry("f", T::kRegular)), NodeKind::kRegular);
   EXPECT_EQ(kind_of(entry("l", T::kSymlink)), NodeKind::kSymlink);
@@ -111,8 +111,8 @@ TEST(FsDirectoryListing, EntriesAreTypedAsTheirSources) {
 }
 
 TEST(FsDirectoryListing, AShownNameIsFoundExactly) {
-  using T = SourceEntry::Type;
-  const std::vector<ShownEntry> entries = {entry("a", T::kRegular), entry("b", T::kRegular, true),
+  using T = catalog::SourceEntry::Type;
+  const std::vector<catalog::ShownEntry> entries = {entry("a", T::kRegular), entry("b", T::kRegular, true),
                                            entry("bb", T::kDirectory)};
   EXPECT_EQ(find_shown(entries, "b"), &entries[1]);
   EXPECT_EQ(find_shown(entries, "bb"), &entries[2]);

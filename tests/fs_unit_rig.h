@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/catalog.h"
+#include "catalog/catalog.h"
 #include "engine/engine.h"
 #include "fs/inode_table.h"
 #include "index/index_store.h"
@@ -34,7 +34,7 @@ class FsUnitRig {
     EXPECT_EQ(root_.open(dir_), 0);
     struct stat st{};
     EXPECT_EQ(root_.lstat("", &st), 0);
-    inodes_ = std::make_unique<InodeTable>(root_, SourceStamp::of(st), catalog_);
+    inodes_ = std::make_unique<InodeTable>(root_, io::SourceStamp::of(st), catalog_);
   }
   ~FsUnitRig() {
     inodes_.reset();
@@ -61,12 +61,12 @@ class FsUnitRig {
     EXPECT_EQ(root_.lstat(rel, &st), 0) << rel;
     return st;
   }
-  SourceStamp stamp(const std::string& rel) const { return SourceStamp::of(lstat(rel)); }
+  io::SourceStamp stamp(const std::string& rel) const { return io::SourceStamp::of(lstat(rel)); }
 
   const std::string& dir() const { return dir_; }
   io::SourceRoot& root() { return root_; }
   engine::Engine& engine() { return engine_; }
-  engine::Catalog& catalog() { return catalog_; }
+  catalog::Catalog& catalog() { return catalog_; }
   InodeTable& inodes() { return *inodes_; }
 
  private:
@@ -80,7 +80,7 @@ class FsUnitRig {
   io::SourceRoot root_;
   engine::Engine engine_;
   index::IndexStore store_;
-  engine::Catalog catalog_;
+  catalog::Catalog catalog_;
   std::unique_ptr<InodeTable> inodes_;
 };
 

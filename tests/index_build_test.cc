@@ -17,9 +17,9 @@
 #include "bz2/stream_parser.h"
 #include "index/block_check.h"
 #include "index/index_format.h"
-#include "index/pipe_bytes.h"
 #include "index/source_window.h"
 #include "index_test_support.h"
+#include "io/pipe_bytes.h"
 
 namespace mibz2::test {
 namespace {
@@ -155,15 +155,15 @@ TEST(IndexCorpus, RandomRangesThroughTheIndexEqualTheOriginal) {
 // The decoder that reserved room of its own beyond that grew 66 blocks of the corpus.
 TEST(IndexCorpus, ACheckedBlockKeepsTheBufferItsRecordSized) {
   bz2::BlockDecoder decoder;
-  bz2::ByteBuffer compressed;
+  base::ByteBuffer compressed;
   for (const Variant& v : corpus()) {
     SCOPED_TRACE(v.name);
     const index::BuildResult r = build_guarded(v.file, 1);
     ASSERT_TRUE(r.ok()) << r.error;
-    const index::SpanBytes source(v.file);
+    const io::SpanBytes source(v.file);
     for (size_t b = 0; b < r.index.blocks.size(); ++b) {
       const uint64_t expect = r.index.block_size(b);
-      bz2::ByteBuffer out;
+      base::ByteBuffer out;
       out.reserve_exact(expect + 4096);  // what check_block reserves: it finds the room there
       const size_t sized = out.capacity();
       ASSERT_EQ(index::check_block(r.index, b, source, decoder, compressed, out).kind, index::BlockCheck::kOk);
@@ -233,7 +233,7 @@ TEST(IndexThreadsConcurrent, ManyBuildsOfTheSameFileAtOnce) {
 TEST(IndexBuildConcurrent, CancelEndsABuildAtOnce) {
   const Variant& big = corpus().back();  // several MB of level-9 random data
   for (int when : {0, 1, 5}) {
-    const index::SpanBytes bytes(big.file);
+    const io::SpanBytes bytes(big.file);
     index::IndexBuilder builder(bytes, 8);
     std::vector<std::thread> workers;
     for (int i = 0; i < 2; ++i) workers.emplace_back([&] { drive_builder(builder); });
@@ -256,12 +256,12 @@ namespace mibz2::test {
 namespace {
 
 // A source that shrank to `left` bytes after the build took its size: reads past it come back short.
-class ShrunkBytes final : public index::SourceBytes {
+class ShrunkBytes final : public io::SourceBytes {
  public:
-  ShrunkBytes(const Bytes& data, uint64_t left) : SourceBytes(data.size()), data_(data), left_(left) {}
+  ShrunkBytes(const Bytes& data, uint64_t left) : io::SourceBytes(data.size()), data_(data), left_(left) {}
 
  private:
-  index::SourceRead read_at(uint64_t offset, size_t len, uint8_t* out) const override {
+  io::SourceRead read_at(uint64_t offset, size_t len, uint8_t* out) const override {
     if (offset >= left_) return {};
     const size_t n = static_cast<size_t>(std::min<uint64_t>(len, left_ - offset));
     std::memcpy(out, data_.data() + offset, n);
@@ -272,16 +272,16 @@ class ShrunkBytes final : public index::SourceBytes {
 };
 
 // A source that records the length of every read, in order.
-class RecordedBytes final : public index::SourceBytes {
+class RecordedBytes final : public io::SourceBytes {
  public:
-  explicit RecordedBytes(const Bytes& data) : SourceBytes(data.size()), data_(data) {}
+  explicit RecordedBytes(const Bytes& data) : io::SourceBytes(data.size()), data_(data) {}
   std::vector<size_t> reads() const {
     std::lock_guard lk(mu_);
     return reads_;
   }
 
  private:
-  index::SourceRead read_at(uint64_t offset, size_t len, uint8_t* out) const override {
+  io::SourceRead read_at(uint64_t offset, size_t len, uint8_t* out) const override {
     {
       std::lock_guard lk(mu_);
       reads_.push_back(len);
@@ -303,7 +303,7 @@ TEST(IndexBuilder, DecodingStartsAfterAShortFirstScan) {
   const RecordedBytes bytes(file);
   index::IndexBuilder builder(bytes, 8);
   bz2::BlockDecoder decoder;
-  bz2::ByteBuffer scratch;
+  base::ByteBuffer scratch;
   ASSERT_EQ(builder.step(decoder, scratch), index::IndexBuilder::Step::kWorked);  // the first scan
   ASSERT_EQ(bytes.reads().size(), 1u);
   EXPECT_LE(bytes.reads()[0], size_t{300} << 10) << "the first scan piece";
@@ -323,7 +323,7 @@ TEST(IndexBuilder, DecodingStartsAfterAShortFirstScan) {
 // status) reads 100%, not the offset of the last end-of-stream marker.
 TEST(IndexBuilder, AFinishedBuildHasResolvedEveryByte) {
   const Bytes file = libbz2_compress(text_bytes(300000, 62), 1);
-  const index::SpanBytes bytes(file);
+  const io::SpanBytes bytes(file);
   index::IndexBuilder builder(bytes, 4);
   drive_builder(builder);
   ASSERT_TRUE(builder.finished());
@@ -339,11 +339,11 @@ TEST(IndexBuilder, AFileDenseWithMarksHoldsBoundedCandidatesAndIsIndexedExactly)
   const Bytes file = sf.file();
   FileLayout layout;
   ASSERT_TRUE(walk_file(file, &layout));
-  const index::SpanBytes bytes(file);
+  const io::SpanBytes bytes(file);
   constexpr size_t kWindow = 8;
   index::IndexBuilder builder(bytes, kWindow);
   bz2::BlockDecoder decoder;
-  bz2::ByteBuffer scratch;
+  base::ByteBuffer scratch;
   size_t most = 0;
   for (size_t steps = 0; builder.step(decoder, scratch) != index::IndexBuilder::Step::kFinished; ++steps) {
     most = std::max(most, builder.candidates_held());
@@ -377,7 +377,7 @@ TEST(SourceWindow, SequentialDecodeThroughAnySizeOfWindowIsTheWholeFilesDecode) 
     const OurResult want = decode_ours(v.file);
     for (size_t window : {size_t{1}, size_t{4096}, size_t{100000}, size_t{8} << 20}) {
       SCOPED_TRACE(v.name + ", window " + std::to_string(window));
-      const index::SpanBytes bytes(v.file);
+      const io::SpanBytes bytes(v.file);
       index::SourceWindow input(bytes, window);
       bz2::Error e;
       const Bytes got = decode_through(input, &e);
@@ -394,7 +394,7 @@ TEST(SourceWindow, SequentialDecodeThroughAnySizeOfWindowIsTheWholeFilesDecode) 
 TEST(SourceWindow, ABufferNoLargerThanTheFile) {
   const Bytes plain = text_bytes(20000, 3);
   const Bytes file = libbz2_compress(plain, 9);
-  const index::SpanBytes bytes(file);
+  const io::SpanBytes bytes(file);
   index::SourceWindow input(bytes);
   bz2::Error e;
   const Bytes got = decode_through(input, &e);
@@ -450,7 +450,7 @@ TEST(IndexBuilder, AReadErrorFailsTheBuildWithItsErrnoNeverATruncation) {
   for (const uint64_t at : {uint64_t{0}, size / 3, size / 2, size - 1}) {
     for (const unsigned threads : {1u, 2u}) {
       SCOPED_TRACE("fault at byte " + std::to_string(at) + ", " + std::to_string(threads) + " threads");
-      const FaultyBytes bytes(std::make_unique<index::SpanBytes>(f.file), at, at + 1);
+      const FaultyBytes bytes(std::make_unique<io::SpanBytes>(f.file), at, at + 1);
       const index::BuildResult r = build_guarded(bytes, threads);
       EXPECT_FALSE(r.ok());
       EXPECT_EQ(r.error.code(), EIO);
@@ -462,7 +462,7 @@ TEST(IndexBuilder, AReadErrorFailsTheBuildWithItsErrnoNeverATruncation) {
     }
   }
   std::atomic<bool> on{false};
-  const FaultyBytes later(std::make_unique<index::SpanBytes>(f.file), size / 2, size / 2 + 1, &on);
+  const FaultyBytes later(std::make_unique<io::SpanBytes>(f.file), size / 2, size / 2 + 1, &on);
   const index::BuildResult r = build_guarded(later, 2);
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.error.code(), 0);
@@ -478,9 +478,9 @@ TEST(BlockCheck, AReadErrorIsNoMismatch) {
   const index::BlockIndex& idx = f.whole.index;
   const size_t block = idx.blocks.size() / 2;
   const uint64_t at = idx.blocks[block].start_bit() / 8 + 100;
-  const FaultyBytes bytes(std::make_unique<index::SpanBytes>(f.file), at, at + 1);
+  const FaultyBytes bytes(std::make_unique<io::SpanBytes>(f.file), at, at + 1);
   bz2::BlockDecoder decoder;
-  bz2::ByteBuffer compressed, out;
+  base::ByteBuffer compressed, out;
   const index::BlockCheck c = index::check_block(idx, block, bytes, decoder, compressed, out);
   EXPECT_EQ(c.kind, index::BlockCheck::kReadError) << c.why;
   EXPECT_EQ(c.why.code(), EIO);
@@ -495,7 +495,7 @@ TEST(BlockCheck, AReadErrorIsNoMismatch) {
 TEST(SourceWindow, AReadErrorEndsTheInputWithItsErrno) {
   const Faultable& f = faultable();
   const uint64_t at = f.file.size() / 2;
-  const FaultyBytes bytes(std::make_unique<index::SpanBytes>(f.file), at, at + 1);
+  const FaultyBytes bytes(std::make_unique<io::SpanBytes>(f.file), at, at + 1);
   index::SourceWindow input(bytes, 4096);
   bz2::Error e;
   const Bytes got = decode_through(input, &e);
@@ -511,13 +511,13 @@ TEST(PipeBytes, AReadErrorIsNoEndOfTheInput) {
   TempDir dir;
   const int fd = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY);  // read(2) fails: EISDIR
   ASSERT_GE(fd, 0);
-  const index::PipeBytes pipe(fd);
+  const io::PipeBytes pipe(fd);
   uint8_t buf[16];
-  const index::SourceRead r = pipe.read(0, sizeof buf, buf);
+  const io::SourceRead r = pipe.read(0, sizeof buf, buf);
   EXPECT_TRUE(r.failed());
   EXPECT_EQ(r.error, EISDIR);
   EXPECT_EQ(pipe.error(), EISDIR);
-  EXPECT_EQ(pipe.size(), index::SourceBytes::kUnknownSize);
+  EXPECT_EQ(pipe.size(), io::SourceBytes::kUnknownSize);
   const index::BuildResult built = build_guarded(pipe, 1);
   EXPECT_FALSE(built.ok());
   EXPECT_EQ(built.error.code(), EISDIR);

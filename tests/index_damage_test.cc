@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "bz2/stream_parser.h"
+#include "catalog_test_support.h"
 #include "index/index_format.h"
 #include "index/index_store.h"
-#include "catalog_test_support.h"
 
 namespace mibz2::test {
 namespace {
@@ -182,7 +182,7 @@ TEST(IndexDamage, BadOriginPointerIsUndecodableWithAKnownExtent) {
     Bytes bad = b.file;
     set_bits(bad, s.start_bit + 48 + 32 + 1, 24, s.bwt_length + 5);
     bz2::BlockDecoder decoder;
-    bz2::ByteBuffer out;
+    base::ByteBuffer out;
     bz2::BlockResult res;
     const bz2::Error e = decoder.decode(bad, s.start_bit, s.level, out, res);
     ASSERT_EQ(e.code, bz2::ErrorCode::kBadOrigPtr) << bz2::to_string(e);
@@ -379,7 +379,7 @@ TEST(IndexDamage, NotBzip2OrEmptyIsRefusedWithAReason) {
     EXPECT_TRUE(r.index.blocks.empty());
 
     const std::string path = dir.write(name + ".bz2", data).string();
-    const engine::IndexStatus o = obtain_guarded(path, store, 1);
+    const catalog::IndexStatus o = obtain_guarded(path, store, 1);
     EXPECT_FALSE(o.ready());
     EXPECT_FALSE(o.error.message().empty());
     EXPECT_FALSE(o.index);
@@ -424,7 +424,7 @@ TEST(IndexDamage, DamagedSourceThroughTheCatalog) {
   TempDir dir;
   index::IndexStore store((dir.path() / "idx").string());
   const std::string path = dir.write("damaged.bz2", bad).string();
-  const engine::IndexStatus o = obtain_guarded(path, store, 1);
+  const catalog::IndexStatus o = obtain_guarded(path, store, 1);
   ASSERT_TRUE(o.ready()) << o.error;
   EXPECT_TRUE(o.origin.built);
   EXPECT_TRUE(o.origin.saved);
@@ -434,7 +434,7 @@ TEST(IndexDamage, DamagedSourceThroughTheCatalog) {
   EXPECT_EQ(o.index->damaged_blocks, 2u);
   EXPECT_EQ(o.index->trailing_bytes, tail.size());
   // The damage survives the round trip through the index file.
-  const engine::IndexStatus again = obtain_guarded(path, store, 1);
+  const catalog::IndexStatus again = obtain_guarded(path, store, 1);
   ASSERT_TRUE(again.ready());
   EXPECT_FALSE(again.origin.built);
   EXPECT_TRUE(same_index(*again.index, *o.index));
@@ -686,13 +686,13 @@ namespace {
 
 // A file of `head`, then `gap` zero bytes, then `tail`, without holding the gap in memory: a
 // damaged stretch of hundreds of MiB costs nothing to make.
-class GapBytes final : public index::SourceBytes {
+class GapBytes final : public io::SourceBytes {
  public:
   GapBytes(Bytes head, uint64_t gap, Bytes tail)
-      : SourceBytes(head.size() + gap + tail.size()), head_(std::move(head)), gap_(gap), tail_(std::move(tail)) {}
+      : io::SourceBytes(head.size() + gap + tail.size()), head_(std::move(head)), gap_(gap), tail_(std::move(tail)) {}
 
  private:
-  index::SourceRead read_at(uint64_t offset, size_t len, uint8_t* out) const override {
+  io::SourceRead read_at(uint64_t offset, size_t len, uint8_t* out) const override {
     for (size_t i = 0; i < len;) {
       const uint64_t at = offset + i;
       size_t n;
@@ -716,7 +716,7 @@ class GapBytes final : public index::SourceBytes {
   const Bytes tail_;
 };
 
-index::BuildResult build_source(const index::SourceBytes& bytes) { return build_guarded(bytes, 2, 8); }
+index::BuildResult build_source(const io::SourceBytes& bytes) { return build_guarded(bytes, 2, 8); }
 
 // A block whose tables are broken, followed by more than 512 MiB of zeros (no block magic in
 // them) and then a good stream: the undecodable block stands for the whole damaged stretch, over

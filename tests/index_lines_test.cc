@@ -326,9 +326,9 @@ TEST(IndexLines, TheBlockCheckRefusesARecordWithAnotherNewlineCount) {
   const Bytes file = libbz2_compress(plain, 1);
   const index::BuildResult r = build_guarded(file, 1);
   ASSERT_TRUE(r.ok()) << r.error;
-  const index::SpanBytes source(as_span(file));
+  const io::SpanBytes source(as_span(file));
   bz2::BlockDecoder decoder;
-  bz2::ByteBuffer compressed, out;
+  base::ByteBuffer compressed, out;
   EXPECT_EQ(index::check_block(r.index, 1, source, decoder, compressed, out).kind, index::BlockCheck::kOk);
   BlockIndex wrong = r.index;
   wrong.newlines[1] += 1;
@@ -351,9 +351,9 @@ TEST(IndexLines, TheBlockCheckPassesARecordWhoseCountWasNeverMade) {
   ASSERT_TRUE(rewritten.ok()) << rewritten.status();
   ASSERT_TRUE(rewritten->has_line_counts());
   ASSERT_EQ(rewritten->newlines[1], index::kUnknownNewlines);
-  const index::SpanBytes source(as_span(file));
+  const io::SpanBytes source(as_span(file));
   bz2::BlockDecoder decoder;
-  bz2::ByteBuffer compressed, out;
+  base::ByteBuffer compressed, out;
   EXPECT_EQ(index::check_block(*rewritten, 1, source, decoder, compressed, out).kind, index::BlockCheck::kOk);
 }
 

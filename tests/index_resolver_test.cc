@@ -11,7 +11,7 @@
 
 #include "bz2/crc32.h"
 #include "index/block_resolver.h"
-#include "index/source_bytes.h"
+#include "io/source_bytes.h"
 
 namespace mibz2::index {
 namespace {
@@ -510,7 +510,7 @@ TEST(BlockResolver, TrailingGarbageOfASourceReadOnceIsNotMeasured) {
   const uint64_t eos = 5000, end = bytes_of(eos + kEosBits);
   const BuildResult res = resolve_all(
       marks(good_block(kHeaderBits, eos, 11, 900), end_of_stream(eos, combined({11}), {StreamStart::kNotBzip2, 0})),
-      SourceBytes::kUnknownSize, kLevel9);
+      io::SourceBytes::kUnknownSize, kLevel9);
   EXPECT_TRUE(res.ok());
   EXPECT_EQ(res.index.trailing_bytes, 1u);
   ASSERT_EQ(res.notes.size(), 1u);
@@ -549,7 +549,7 @@ class RecordingSink final : public ResolvedBlockSink {
     size_t bytes;
   };
   bool has_room(uint64_t, size_t) const override { return true; }
-  void on_block(size_t block, const BlockRecord& record, bz2::ByteBuffer bytes) override {
+  void on_block(size_t block, const BlockRecord& record, base::ByteBuffer bytes) override {
     EXPECT_FALSE(finished);
     handed.push_back({block, record, bytes.size()});
   }
@@ -562,8 +562,8 @@ class RecordingSink final : public ResolvedBlockSink {
   bool finished = false;
 };
 
-bz2::ByteBuffer bytes_of_size(size_t n) {
-  bz2::ByteBuffer b;
+base::ByteBuffer bytes_of_size(size_t n) {
+  base::ByteBuffer b;
   b.resize_uninitialized(n);
   return b;
 }

@@ -10,7 +10,7 @@
 #include <future>
 #include <thread>
 
-#include "bz2/byte_buffer.h"
+#include "base/byte_buffer.h"
 #include "index/index_format.h"
 #include "index/xxh3.h"
 
@@ -94,7 +94,7 @@ const std::vector<Variant>& corpus() {
 
 void drive_builder(index::IndexBuilder& builder) {
   bz2::BlockDecoder decoder;
-  bz2::ByteBuffer scratch;
+  base::ByteBuffer scratch;
   for (;;) {
     const index::IndexBuilder::Step s = builder.step(decoder, scratch);
     if (s == index::IndexBuilder::Step::kFinished) return;
@@ -104,11 +104,11 @@ void drive_builder(index::IndexBuilder& builder) {
 }
 
 index::BuildResult build_guarded(std::span<const uint8_t> data, unsigned threads, size_t window) {
-  const index::SpanBytes bytes(data);
+  const io::SpanBytes bytes(data);
   return build_guarded(bytes, threads, window);
 }
 
-index::BuildResult build_guarded(const index::SourceBytes& source, unsigned threads, size_t window) {
+index::BuildResult build_guarded(const io::SourceBytes& source, unsigned threads, size_t window) {
   threads = std::max(1u, threads);
   index::IndexBuilder builder(source, window ? window : 4 * size_t{threads});
   std::vector<std::thread> workers;
@@ -126,15 +126,15 @@ index::BuildResult build_guarded(const index::SourceBytes& source, unsigned thre
 
 // ---- read errors ------------------------------------------------------------------------------
 
-FaultyBytes::FaultyBytes(std::unique_ptr<index::SourceBytes> inner, uint64_t from, uint64_t to,
+FaultyBytes::FaultyBytes(std::unique_ptr<io::SourceBytes> inner, uint64_t from, uint64_t to,
                          const std::atomic<bool>* fault_on, int error)
-    : SourceBytes(inner->size()), inner_(std::move(inner)), from_(from), to_(to), fault_on_(fault_on), error_(error) {}
+    : io::SourceBytes(inner->size()), inner_(std::move(inner)), from_(from), to_(to), fault_on_(fault_on), error_(error) {}
 
-index::SourceRead FaultyBytes::read_at(uint64_t offset, size_t len, uint8_t* out) const {
+io::SourceRead FaultyBytes::read_at(uint64_t offset, size_t len, uint8_t* out) const {
   const bool on = !fault_on_ || fault_on_->load();
   if (on && offset < to_ && offset + len > from_) {
     failed_.fetch_add(1);
-    return index::SourceRead::failure(error_, offset, len);  // the whole request fails, as a file system's does
+    return io::SourceRead::failure(error_, offset, len);  // the whole request fails, as a file system's does
   }
   return inner_->read(offset, len, out);
 }
@@ -256,7 +256,7 @@ const Bytes* IndexedBytes::block(size_t i) {
   const index::BlockRecord& r = idx_.blocks[i];
   if (r.damaged()) return nullptr;
   if (auto it = blocks_.find(i); it != blocks_.end()) return &it->second;
-  bz2::ByteBuffer out;
+  base::ByteBuffer out;
   bz2::BlockResult res;
   const bz2::Error e = decoder_.decode(file_, r.start_bit(), r.level(), out, res);
   if (e) {
@@ -310,7 +310,7 @@ std::optional<Bytes> with_crc_only_damage(const Bytes& file, const BlockSpan& bl
 std::optional<uint64_t> find_crc_only_flip(const Bytes& file, const BlockSpan& block) {
   Bytes f = file;
   bz2::BlockDecoder decoder;
-  bz2::ByteBuffer out;
+  base::ByteBuffer out;
   const uint64_t from = block.start_bit + (block.end_bit - block.start_bit) / 2;
   for (uint64_t bit = from; bit + 64 < block.end_bit && bit < from + 4000; ++bit) {
     flip_bit(f, bit);
@@ -327,7 +327,7 @@ std::optional<uint64_t> find_crc_only_flip(const Bytes& file, const BlockSpan& b
 std::optional<uint64_t> find_early_failure_flip(const Bytes& file, const BlockSpan& block) {
   Bytes f = file;
   bz2::BlockDecoder decoder;
-  bz2::ByteBuffer out;
+  base::ByteBuffer out;
   // Magic (48), CRC (32), randomised (1), origin pointer (24): the symbol map starts after them.
   const uint64_t tables = block.start_bit + 48 + 32 + 1 + 24;
   for (uint64_t bit = tables; bit < tables + 2000 && bit < block.end_bit; ++bit) {

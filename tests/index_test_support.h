@@ -22,7 +22,7 @@
 #include "index/block_index.h"
 #include "index/index_builder.h"
 #include "index/index_store.h"
-#include "index/source_bytes.h"
+#include "io/source_bytes.h"
 #include "test_support.h"
 
 namespace mibz2::test {
@@ -60,23 +60,23 @@ void drive_builder(index::IndexBuilder& builder);
 // finish in time the test program aborts with a message: a hung build must not hang the suite.
 index::BuildResult build_guarded(std::span<const uint8_t> data, unsigned threads, size_t window = 0);
 // The same over any source (one that fails reads, one too large to hold).
-index::BuildResult build_guarded(const index::SourceBytes& source, unsigned threads, size_t window = 0);
+index::BuildResult build_guarded(const io::SourceBytes& source, unsigned threads, size_t window = 0);
 
 // ---- read errors ------------------------------------------------------------------------------
 
 // A source whose reads fail with `error` wherever they overlap bytes [from, to) while `*fault_on`
 // is true (always, when it is null), as on a flaky disk or remote storage that fails a range;
 // other reads are `inner`'s. Counts the reads it failed.
-class FaultyBytes final : public index::SourceBytes {
+class FaultyBytes final : public io::SourceBytes {
  public:
-  FaultyBytes(std::unique_ptr<index::SourceBytes> inner, uint64_t from, uint64_t to,
+  FaultyBytes(std::unique_ptr<io::SourceBytes> inner, uint64_t from, uint64_t to,
               const std::atomic<bool>* fault_on = nullptr, int error = EIO);
   uint64_t failed_reads() const { return failed_.load(); }
 
  private:
-  index::SourceRead read_at(uint64_t offset, size_t len, uint8_t* out) const override;
+  io::SourceRead read_at(uint64_t offset, size_t len, uint8_t* out) const override;
 
-  const std::unique_ptr<index::SourceBytes> inner_;
+  const std::unique_ptr<io::SourceBytes> inner_;
   const uint64_t from_, to_;
   const std::atomic<bool>* const fault_on_;
   const int error_;

@@ -14,8 +14,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "base/byte_buffer.h"
 #include "bz2/block_scanner.h"
-#include "bz2/byte_buffer.h"
 #include "bz2/stream_parser.h"
 
 extern "C" {
@@ -286,7 +286,7 @@ Bytes BitWriter::finish() {
 bool walk_file(std::span<const uint8_t> data, FileLayout* layout) {
   *layout = FileLayout{};
   bz2::BlockDecoder decoder;
-  bz2::ByteBuffer buf;
+  base::ByteBuffer buf;
   uint64_t byte = 0;
   size_t out_offset = 0;
   for (size_t stream = 0;; ++stream) {

@@ -1,4 +1,4 @@
-// `mibz2 cat --lines`' rule (tools/line_range.h) without running the program: what each form
+// `mibz2 cat --lines`' rule (programs/line_range.h) without running the program: what each form
 // selects, checked against `sed -n` where sed has the same address pair, and what is refused.
 #include <gtest/gtest.h>
 
@@ -6,10 +6,10 @@
 #include <optional>
 #include <string>
 
+#include "programs/line_range.h"
 #include "test_support.h"
-#include "tools/line_range.h"
 
-namespace mibz2::tools {
+namespace mibz2::programs {
 namespace {
 
 constexpr uint64_t kMax = UINT64_MAX;
@@ -70,4 +70,4 @@ TEST(LineRangeRule, SelectsWhatSedSelects) {
 }
 
 }  // namespace
-}  // namespace mibz2::tools
+}  // namespace mibz2::programs

@@ -1,5 +1,5 @@
-// What the programs' logs make of the text of a message (tools/cli_common.h's escape_for_log, and
-// tools/log_sink.h's EscapingSink, through which every message of mibz2fs and mibz2 goes): control
+// What the programs' logs make of the text of a message (base/words.h's escape_for_log, and
+// base/log_sink.h's EscapingSink, through which every message of mibz2fs and mibz2 goes): control
 // characters never reach a sink, and each escape stands for exactly one byte of the text.
 #include <gtest/gtest.h>
 
@@ -9,10 +9,11 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "tools/cli_common.h"
-#include "tools/log_sink.h"
+#include "base/log_sink.h"
+#include "base/words.h"
+#include "programs/cli_common.h"
 
-namespace mibz2::tools {
+namespace mibz2::programs {
 namespace {
 
 TEST(LogEscape, ControlCharactersBackslashesAndC1AreEscaped) {
@@ -33,7 +34,7 @@ TEST(LogEscape, ControlCharactersBackslashesAndC1AreEscaped) {
       {"\xff\xfe \xc2", "\xff\xfe \xc2"},  // not UTF-8: kept, a lone lead byte at the end too
       {"\xc2\xa0nbsp", "\xc2\xa0nbsp"},
   };
-  for (const Case& c : cases) EXPECT_EQ(escape_for_log(c.text), c.logged) << c.text;
+  for (const Case& c : cases) EXPECT_EQ(base::escape_for_log(c.text), c.logged) << c.text;
 }
 
 // Reading the escapes back gives the text again: two different texts are never logged alike.
@@ -60,7 +61,7 @@ TEST(LogEscape, TheEscapingIsUnambiguous) {
   for (int b = 0; b < 256; ++b) every_byte += static_cast<char>(b);
   for (const std::string& text : {every_byte, std::string("\\x41 is not A"), std::string("\\\\\n\\"),
                                   std::string("\xc2\x80\xc2\xc2\x9f\\u0080")}) {
-    const std::string logged = escape_for_log(text);
+    const std::string logged = base::escape_for_log(text);
     for (char c : logged) {
       const auto u = static_cast<unsigned char>(c);
       EXPECT_TRUE(u >= 0x20 && u != 0x7f) << "control byte " << int{u} << " in " << logged;
@@ -72,14 +73,14 @@ TEST(LogEscape, TheEscapingIsUnambiguous) {
 // Messages stay one line on a terminal too (one_line: the programs' own messages), where a
 // backslash is left as it is.
 TEST(LogEscape, OneLineEscapesControlsOnly) {
-  EXPECT_EQ(one_line("a\nb\\c\x1b"), "a\\nb\\c\\x1b");
+  EXPECT_EQ(base::one_line("a\nb\\c\x1b"), "a\\nb\\c\\x1b");
 }
 
 // Through a logger: the message's text is escaped; the pattern's own fields are not touched.
 TEST(LogEscape, EveryMessageThroughTheSinkIsEscaped) {
   std::ostringstream out;
   auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
-  const auto logger = escaping_logger("test", sink);
+  const auto logger = base::escaping_logger("test", sink);
   logger->set_pattern("[%l] %v");
   logger->warn("{}: damaged", "/src/evil\n[error] FORGED\x1b[0m.bz2");
   logger->info("plain {}", 42);
@@ -88,4 +89,4 @@ TEST(LogEscape, EveryMessageThroughTheSinkIsEscaped) {
 }
 
 }  // namespace
-}  // namespace mibz2::tools
+}  // namespace mibz2::programs

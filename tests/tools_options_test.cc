@@ -1,5 +1,5 @@
 // The programs' command-line rules without running a program or mounting: sizes, thread counts,
-// the cache size limits and words (tools/cli_common.h), and mibz2fs's options (tools/mount_options.h)
+// the cache size limits and words (base/settings.h, base/words.h), and mibz2fs's options (programs/mount_options.h)
 // parsed as a shell and /etc/fstab give them.
 #include <gtest/gtest.h>
 
@@ -14,13 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "base/settings.h"
+#include "base/words.h"
 #include "engine/decoder_pool.h"
+#include "programs/cli_common.h"
+#include "programs/mount_options.h"
+#include "programs/progress_line.h"
 #include "test_support.h"
-#include "tools/cli_common.h"
-#include "tools/mount_options.h"
-#include "tools/progress_line.h"
 
-namespace mibz2::tools {
+namespace mibz2::programs {
 namespace {
 
 constexpr uint64_t kKi = 1024, kMi = kKi * 1024, kGi = kMi * 1024, kTi = kGi * 1024;
@@ -42,7 +44,7 @@ TEST(SizeRule, WholeBytesAndUnitsOfPowersOf1024) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
-    const auto got = parse_size(c.text);
+    const auto got = base::parse_size(c.text);
     ASSERT_TRUE(got.has_value());
     EXPECT_EQ(*got, c.bytes);
   }
@@ -53,26 +55,26 @@ TEST(SizeRule, RejectsWhatIsNotASize) {
                            " 5", "5 ", "1e3", "0x10", "K", "5iB", "5Bi", "18446744073709551616", "16777216T",
                            "99999999999999999999999"}) {
     SCOPED_TRACE(std::string("'") + text + "'");
-    EXPECT_FALSE(parse_size(text).has_value());
+    EXPECT_FALSE(base::parse_size(text).has_value());
   }
 }
 
 TEST(SizeRule, OneWordingForABadSize) {
-  EXPECT_EQ(not_a_size("12X"), "'12X' is not a size (bytes, or a number with K, M, G or T: 4096, 64K, 1.5G)");
+  EXPECT_EQ(base::not_a_size("12X"), "'12X' is not a size (bytes, or a number with K, M, G or T: 4096, 64K, 1.5G)");
 }
 
 // --- thread counts ---
 
 TEST(ThreadRule, OneTo1024InDecimalDigits) {
-  EXPECT_EQ(parse_threads("1"), 1u);
-  EXPECT_EQ(parse_threads("8"), 8u);
-  EXPECT_EQ(parse_threads("1024"), 1024u);
-  EXPECT_EQ(parse_threads("0016"), 16u);
+  EXPECT_EQ(base::parse_threads("1"), 1u);
+  EXPECT_EQ(base::parse_threads("8"), 8u);
+  EXPECT_EQ(base::parse_threads("1024"), 1024u);
+  EXPECT_EQ(base::parse_threads("0016"), 16u);
   for (const char* text : {"", "0", "1025", "-1", "+2", "abc", "1.5", " 2", "2 ", "10000", "4294967297", "2k"}) {
     SCOPED_TRACE(std::string("'") + text + "'");
-    EXPECT_FALSE(parse_threads(text).has_value());
+    EXPECT_FALSE(base::parse_threads(text).has_value());
   }
-  EXPECT_EQ(not_a_thread_count("0"), "'0' is not a thread count (1 to 1024)");
+  EXPECT_EQ(base::not_a_thread_count("0"), "'0' is not a thread count (1 to 1024)");
 }
 
 TEST(ThreadRule, TheDefaultIsTheCpusThisProcessMayUse) {
@@ -157,30 +159,30 @@ TEST(ProgressLine, TheTerminalWidthFallsBackOnColumnsThen80) {
 
 TEST(CacheSize, AtLeastOneMebibyteAndAWarningAboveMemory) {
   std::string warning = "stale";
-  EXPECT_EQ(check_cache_size(0, 8 * kGi, &warning), "0 B is too small for a cache: the least is 1M");
-  EXPECT_EQ(check_cache_size(100, 8 * kGi, &warning), "100 B is too small for a cache: the least is 1M");
-  EXPECT_FALSE(check_cache_size(kMi - 1, 8 * kGi, &warning).empty());
-  EXPECT_EQ(check_cache_size(kMi, 8 * kGi, &warning), "");
+  EXPECT_EQ(base::check_cache_size(0, 8 * kGi, &warning), "0 B is too small for a cache: the least is 1M");
+  EXPECT_EQ(base::check_cache_size(100, 8 * kGi, &warning), "100 B is too small for a cache: the least is 1M");
+  EXPECT_FALSE(base::check_cache_size(kMi - 1, 8 * kGi, &warning).empty());
+  EXPECT_EQ(base::check_cache_size(kMi, 8 * kGi, &warning), "");
   EXPECT_EQ(warning, "");
-  EXPECT_EQ(check_cache_size(8 * kGi, 8 * kGi, &warning), "");
+  EXPECT_EQ(base::check_cache_size(8 * kGi, 8 * kGi, &warning), "");
   EXPECT_EQ(warning, "");
-  EXPECT_EQ(check_cache_size(kTi, 8 * kGi, &warning), "");
+  EXPECT_EQ(base::check_cache_size(kTi, 8 * kGi, &warning), "");
   EXPECT_EQ(warning, "1.0 TiB is more than this machine's memory (8.0 GiB): a cache that fills it makes the machine swap");
-  EXPECT_EQ(check_cache_size(kTi, 0, &warning), "");  // memory unknown: no warning
+  EXPECT_EQ(base::check_cache_size(kTi, 0, &warning), "");  // memory unknown: no warning
   EXPECT_EQ(warning, "");
-  EXPECT_GT(physical_memory(), kMi);
+  EXPECT_GT(base::physical_memory(), kMi);
 }
 
 // --- words ---
 
 TEST(Words, PluralsAndSizes) {
-  EXPECT_EQ(plural(0, "block"), "0 blocks");
-  EXPECT_EQ(plural(1, "block"), "1 block");
-  EXPECT_EQ(plural(2, "stream"), "2 streams");
-  EXPECT_EQ(plural(1, "damaged block"), "1 damaged block");
-  EXPECT_EQ(human_bytes(512), "512 B");
-  EXPECT_EQ(human_bytes(1536), "1.5 KiB");
-  EXPECT_EQ(human_bytes(kGi), "1.0 GiB");
+  EXPECT_EQ(base::plural(0, "block"), "0 blocks");
+  EXPECT_EQ(base::plural(1, "block"), "1 block");
+  EXPECT_EQ(base::plural(2, "stream"), "2 streams");
+  EXPECT_EQ(base::plural(1, "damaged block"), "1 damaged block");
+  EXPECT_EQ(base::human_bytes(512), "512 B");
+  EXPECT_EQ(base::human_bytes(1536), "1.5 KiB");
+  EXPECT_EQ(base::human_bytes(kGi), "1.0 GiB");
 }
 
 // --- mibz2fs's options ---
@@ -337,9 +339,9 @@ TEST(MountOptions, BadValuesAndArgumentsGiveOneLine) {
       {{"-o", "threads=1025", "a", "b"}, "-o threads: '1025' is not a thread count (1 to 1024)"},
       {{"-o", "threads=abc", "a", "b"}, "-o threads: 'abc' is not a thread count (1 to 1024)"},
       {{"-o", "threads=", "a", "b"}, "-o threads: '' is not a thread count (1 to 1024)"},
-      {{"-o", "cache_size=abc", "a", "b"}, "-o cache_size: " + not_a_size("abc")},
-      {{"-o", "cache_size=-5M", "a", "b"}, "-o cache_size: " + not_a_size("-5M")},
-      {{"-o", "cache_size=1.5", "a", "b"}, "-o cache_size: " + not_a_size("1.5")},
+      {{"-o", "cache_size=abc", "a", "b"}, "-o cache_size: " + base::not_a_size("abc")},
+      {{"-o", "cache_size=-5M", "a", "b"}, "-o cache_size: " + base::not_a_size("-5M")},
+      {{"-o", "cache_size=1.5", "a", "b"}, "-o cache_size: " + base::not_a_size("1.5")},
       {{"-o", "cache_size=0", "a", "b"}, "-o cache_size: 0 B is too small for a cache: the least is 1M"},
       {{"-o", "cache_size=100", "a", "b"}, "-o cache_size: 100 B is too small for a cache: the least is 1M"},
       {{"-o", "cache_size=1023K", "a", "b"}, "-o cache_size: 1023.0 KiB is too small for a cache: the least is 1M"},
@@ -439,4 +441,4 @@ TEST(MountPaths, ProblemsWithSourceAndMountpoint) {
 }
 
 }  // namespace
-}  // namespace mibz2::tools
+}  // namespace mibz2::programs

@@ -25,14 +25,14 @@
 #include <thread>
 #include <vector>
 
+#include "base/settings.h"
 #include "bz2/block_decoder.h"
-#include "engine/catalog.h"
+#include "catalog/catalog.h"
 #include "engine/engine.h"
 #include "engine/reader.h"
-#include "io/paths.h"
-#include "tools/cli_common.h"
-#include "tools/index_access.h"
 #include "io/fd_io.h"
+#include "io/paths.h"
+#include "programs/index_access.h"
 
 namespace {
 
@@ -76,8 +76,8 @@ int main(int argc, char** argv) {
     if (a == "--index-dir") index_dir = next();
     else if (a == "--threads") {
       const std::string n = next();
-      const auto t = mibz2::tools::parse_threads(n);
-      if (!t) return fail("--threads: " + mibz2::tools::not_a_thread_count(n));
+      const auto t = mibz2::base::parse_threads(n);
+      if (!t) return fail("--threads: " + mibz2::base::not_a_thread_count(n));
       threads = *t;
     }
     else if (a == "--samples") samples = std::max(10, std::atoi(next().c_str()));
@@ -88,8 +88,8 @@ int main(int argc, char** argv) {
   if (path.empty()) return fail("usage: mibz2-bench-engine FILE.bz2 [--index-dir DIR] [--threads N] [--samples N] [--seconds S]");
 
   mibz2::index::IndexStore store(index_dir);
-  const mibz2::engine::IndexStatus got = [&] {
-    mibz2::tools::IndexAccess access("mibz2-bench-engine", threads, index_dir);
+  const mibz2::catalog::IndexStatus got = [&] {
+    mibz2::programs::IndexAccess access("mibz2-bench-engine", threads, index_dir);
     return access.obtain(access.file(path), path, false, true);
   }();
   if (!got.ready()) return 1;  // obtain() said why
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   {
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     mibz2::bz2::BlockDecoder dec;
-    mibz2::bz2::ByteBuffer in, out;
+    mibz2::base::ByteBuffer in, out;
     for (const uint64_t o : offsets) {
       const size_t b = idx.block_at(o);
       const auto& r = idx.blocks[b];
@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
     mibz2::engine::EngineOptions eo;
     eo.threads = threads;
     mibz2::engine::Engine eng(eo);
-    mibz2::engine::Catalog catalog(eng, store);
+    mibz2::catalog::Catalog catalog(eng, store);
     auto opened = catalog.open(catalog.add(mibz2::io::absolute_path(path)));
     if (!opened.ok()) return fail(opened.status().message());
     const std::shared_ptr<mibz2::engine::Reader> reader = *opened;
@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
     eo.threads = threads;
     eo.cache_bytes = whole ? size + (size / 8) + (64u << 20) : std::max<uint64_t>(size / 8, 16u << 20);
     mibz2::engine::Engine eng(eo);
-    mibz2::engine::Catalog catalog(eng, store);
+    mibz2::catalog::Catalog catalog(eng, store);
     auto opened = catalog.open(catalog.add(mibz2::io::absolute_path(path)));
     if (!opened.ok()) return fail(opened.status().message());
     const std::shared_ptr<mibz2::engine::Reader> reader = *opened;

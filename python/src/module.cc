@@ -20,14 +20,15 @@
 #include <tuple>
 #include <vector>
 
+#include "base/log_sink.h"
 #include "base/memory_policy.h"
+#include "catalog/name_mapping.h"
 #include "engine/decoder_pool.h"
-#include "fs/name_mapping.h"
-#include "index/source_bytes.h"
+#include "index/bzip2_head.h"
+#include "io/source_bytes.h"
 #include "open_file.h"
+#include "programs/info_json.h"
 #include "session.h"
-#include "tools/info_json.h"
-#include "tools/log_sink.h"
 #include "version.h"
 
 namespace py = pybind11;
@@ -61,15 +62,15 @@ struct PyEngine {
   // Session::obtain); returns `mibz2 info --json`'s object as bytes.
   // Ctrl-C, or an exception in `progress`, stops the wait (the build goes on in the background).
   py::bytes index(const std::string& path, const std::string& shown, bool rebuild, py::object progress) {
-    const engine::FileRef file = session->file(path);
-    const engine::IndexStatus got = obtain(file, rebuild, progress);
+    const catalog::FileRef file = session->file(path);
+    const catalog::IndexStatus got = obtain(file, rebuild, progress);
     if (!got.ready()) raise_status(got.error.prefixed(shown + ": "));
-    return py::bytes(tools::info_json(shown, got));
+    return py::bytes(programs::info_json(shown, got));
   }
 
   std::unique_ptr<OpenFile> open(const std::string& path, const std::string& shown, py::object progress) {
-    const engine::FileRef file = session->file(path);
-    const engine::IndexStatus got = obtain(file, false, progress);
+    const catalog::FileRef file = session->file(path);
+    const catalog::IndexStatus got = obtain(file, false, progress);
     if (!got.ready()) raise_status(got.error.prefixed(shown + ": "));
     base::Result<std::unique_ptr<OpenFile>> opened = [&] {
       py::gil_scoped_release unlocked;
@@ -80,8 +81,8 @@ struct PyEngine {
   }
 
  private:
-  engine::IndexStatus obtain(const engine::FileRef& file, bool rebuild, const py::object& progress) {
-    engine::IndexStatus got;
+  catalog::IndexStatus obtain(const catalog::FileRef& file, bool rebuild, const py::object& progress) {
+    catalog::IndexStatus got;
     bool stopped = false;
     {
       py::gil_scoped_release unlocked;
@@ -169,22 +170,22 @@ py::bytes read_bytes(OpenFile& f, uint64_t offset, size_t length) {
   return py::reinterpret_steal<py::bytes>(out);
 }
 
-// The mount's listing of one directory (fs/name_mapping.h): entries (name, kind, is_bzip2) with
+// The mount's listing of one directory (catalog/name_mapping.h): entries (name, kind, is_bzip2) with
 // names as bytes and kind one of "dir", "file", "link", "other"; returns (shown name, source name,
 // kind, decompressed) for each, sorted by shown name.
 std::vector<std::tuple<py::bytes, py::bytes, std::string, bool>> map_directory(
     const std::vector<std::tuple<std::string, std::string, bool>>& entries) {
-  using Type = fs::SourceEntry::Type;
-  std::vector<fs::SourceEntry> in;
+  using Type = catalog::SourceEntry::Type;
+  std::vector<catalog::SourceEntry> in;
   in.reserve(entries.size());
   for (const auto& [name, kind, bzip2] : entries) {
     const Type type = kind == "dir" ? Type::kDirectory : kind == "file" ? Type::kRegular
                       : kind == "link" ? Type::kSymlink : Type::kOther;
-    in.push_back(fs::SourceEntry{name, type, bzip2, {}});
+    in.push_back(catalog::SourceEntry{name, type, bzip2, {}});
   }
-  std::vector<fs::NamingNote> notes;
+  std::vector<catalog::NamingNote> notes;
   std::vector<std::tuple<py::bytes, py::bytes, std::string, bool>> out;
-  for (const fs::ShownEntry& e : fs::map_directory(std::move(in), &notes)) {
+  for (const catalog::ShownEntry& e : catalog::map_directory(std::move(in), &notes)) {
     const char* kind = e.type == Type::kDirectory ? "dir" : e.type == Type::kRegular ? "file"
                        : e.type == Type::kSymlink ? "link" : "other";
     out.emplace_back(py::bytes(e.name), py::bytes(e.source_name), kind, e.decompressed);
@@ -203,7 +204,7 @@ PYBIND11_MODULE(_core, m) {
   // The engine's log (damage found, indexes not stored) is the daemon's; here errors are raised.
   // MIBZ2_LOG=1 sends it to stderr, escaped as mibz2's is.
   spdlog::set_default_logger(
-      tools::escaping_logger("mibz2", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
+      base::escaping_logger("mibz2", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
   const char* log = std::getenv("MIBZ2_LOG");
   spdlog::set_level(log && *log && std::string(log) != "0" ? spdlog::level::info : spdlog::level::off);
 
@@ -237,12 +238,12 @@ PYBIND11_MODULE(_core, m) {
   m.def("default_decoder_threads", &engine::default_decoder_threads, "CPUs this process may run on (affinity).");
   m.def("default_cache_bytes", &engine::default_cache_bytes, "1 GiB, or a quarter of physical memory if less.");
   m.def("decompressed_name", [](const std::string& name) -> std::optional<py::bytes> {
-    if (auto n = fs::decompressed_name(name)) return py::bytes(*n);
+    if (auto n = catalog::decompressed_name(name)) return py::bytes(*n);
     return std::nullopt;
   }, py::arg("name"), "The name the mount shows a compressed-looking name under, or None.");
   m.def("starts_like_bzip2", [](int fd) {
     const int r = index::starts_like_bzip2(fd);
-    if (r < 0) raise_status(base::Status::os_error(-r, index::errno_words(-r)));
+    if (r < 0) raise_status(base::Status::os_error(-r, io::errno_words(-r)));
     return r == 1;
   }, py::arg("fd"), "Whether the open file's head is a bzip2 stream header (BZh1..BZh9), as the mount checks.");
   m.def("map_directory", &map_directory, py::arg("entries"),

@@ -7,7 +7,7 @@
 
 namespace mibz2::python {
 
-base::Result<std::unique_ptr<OpenFile>> OpenFile::open(std::shared_ptr<Session> session, engine::FileRef file,
+base::Result<std::unique_ptr<OpenFile>> OpenFile::open(std::shared_ptr<Session> session, catalog::FileRef file,
                                                        std::string shown) {
   base::Result<std::shared_ptr<engine::Reader>> reader = session->catalog().open(file);
   if (!reader.ok()) return reader.status().prefixed(shown + ": ");
@@ -30,7 +30,7 @@ OpenFile::Lines OpenFile::lines() const {
 uint64_t OpenFile::size() const { return reader()->size(); }
 
 base::Status OpenFile::reopen() {
-  const engine::IndexStatus got = session_->obtain(file_, false, {});
+  const catalog::IndexStatus got = session_->obtain(file_, false, {});
   if (!got.ready()) return got.error.prefixed(shown_ + ": ");
   base::Result<std::shared_ptr<engine::Reader>> opened = session_->catalog().open(file_);
   if (!opened.ok()) return opened.status().prefixed(shown_ + ": ");

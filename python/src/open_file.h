@@ -25,7 +25,7 @@ namespace mibz2::python {
 class OpenFile {
  public:
   // `file` must be ready in `session` (Session::obtain); fails as Catalog::open does.
-  static base::Result<std::unique_ptr<OpenFile>> open(std::shared_ptr<Session> session, engine::FileRef file,
+  static base::Result<std::unique_ptr<OpenFile>> open(std::shared_ptr<Session> session, catalog::FileRef file,
                                                       std::string shown);
 
   uint64_t size() const;
@@ -55,7 +55,7 @@ class OpenFile {
     std::shared_ptr<engine::Reader> reader;
     std::shared_ptr<const index::LineMap> map;
   };
-  OpenFile(std::shared_ptr<Session> session, engine::FileRef file, std::string shown,
+  OpenFile(std::shared_ptr<Session> session, catalog::FileRef file, std::string shown,
            std::shared_ptr<engine::Reader> reader)
       : session_(std::move(session)), file_(std::move(file)), shown_(std::move(shown)), reader_(std::move(reader)) {}
   // The file's index was distrusted: built again and a new Reader taken, once per open.
@@ -71,7 +71,7 @@ class OpenFile {
   base::Result<Lines> trusted_lines();
 
   const std::shared_ptr<Session> session_;
-  const engine::FileRef file_;
+  const catalog::FileRef file_;
   const std::string shown_;
   mutable std::mutex mu_;  // guards reader_, line_map_ and reopened_ (reads run at once from several threads)
   std::shared_ptr<engine::Reader> reader_;

@@ -33,34 +33,34 @@ Session::Session(const SessionOptions& options)
       pid_(getpid()),
       store_(options.index_dir),
       engine_(std::make_unique<engine::Engine>(engine_options(options))),
-      catalog_(std::make_unique<engine::Catalog>(*engine_, store_)) {}
+      catalog_(std::make_unique<catalog::Catalog>(*engine_, store_)) {}
 
 Session::~Session() {
   catalog_.reset();
   engine_.reset();
 }
 
-engine::FileRef Session::file(const std::string& path) {
+catalog::FileRef Session::file(const std::string& path) {
   const std::string absolute = io::absolute_path(path);
   std::lock_guard lk(mu_);
-  engine::FileRef& ref = files_[absolute];
+  catalog::FileRef& ref = files_[absolute];
   if (!ref) ref = catalog_->add(absolute);
   return ref;
 }
 
-engine::IndexStatus Session::obtain(const engine::FileRef& file, bool rebuild,
+catalog::IndexStatus Session::obtain(const catalog::FileRef& file, bool rebuild,
                                     const std::function<bool(uint64_t, uint64_t)>& tick) {
   // The source may have changed since this process last looked: indexed again if so.
   catalog_->refresh(file);
   // Not ready before prepare() (or rebuilt) and ready as built in this process after: a build
   // finished while this call waited (its own, or another thread's it joined).
   const bool was_ready = !rebuild && catalog_->status(file).ready();
-  catalog_->prepare(file, rebuild ? engine::Need::kRebuild : engine::Need::kNow);
+  catalog_->prepare(file, rebuild ? catalog::Need::kRebuild : catalog::Need::kNow);
   while (!catalog_->wait_for(file, std::chrono::milliseconds(200))) {
-    const engine::IndexStatus s = catalog_->status(file);
+    const catalog::IndexStatus s = catalog_->status(file);
     if (tick && !tick(s.build_done, s.build_total)) return s;
   }
-  engine::IndexStatus s = catalog_->status(file);
+  catalog::IndexStatus s = catalog_->status(file);
   // The final count, whatever the timing: a build shorter than the first 200 ms wait would
   // otherwise report nothing, and a longer one its last figure before the end.
   if (tick && !was_ready && s.ready() && s.origin.built) {

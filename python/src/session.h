@@ -18,7 +18,7 @@
 #include <unordered_map>
 
 #include "base/status.h"
-#include "engine/catalog.h"
+#include "catalog/catalog.h"
 #include "engine/engine.h"
 #include "engine/reader.h"
 #include "index/index_store.h"
@@ -42,12 +42,12 @@ class Session {
   const SessionOptions& options() const { return options_; }
   pid_t pid() const { return pid_; }
   engine::Engine& engine() { return *engine_; }
-  engine::Catalog& catalog() { return *catalog_; }
+  catalog::Catalog& catalog() { return *catalog_; }
   const index::IndexStore& store() const { return store_; }
 
   // The catalog's entry for `path` (made absolute): one per path for the session's life, so that
   // every open of a file shares its index and its Reader.
-  engine::FileRef file(const std::string& path);
+  catalog::FileRef file(const std::string& path);
 
   // Loads or builds the file's index (`rebuild`: builds it even when one is current) and waits for
   // it, calling `tick` with the compressed bytes done and in all about five times a second while it
@@ -55,7 +55,7 @@ class Session {
   // size) when a build it waited for succeeded, however short; a tick that returns false stops the
   // wait (the build goes on). Returns the status it settled in (not settled when a tick stopped the
   // wait).
-  engine::IndexStatus obtain(const engine::FileRef& file, bool rebuild,
+  catalog::IndexStatus obtain(const catalog::FileRef& file, bool rebuild,
                              const std::function<bool(uint64_t done, uint64_t total)>& tick);
 
  private:
@@ -63,9 +63,9 @@ class Session {
   const pid_t pid_;
   index::IndexStore store_;
   std::unique_ptr<engine::Engine> engine_;
-  std::unique_ptr<engine::Catalog> catalog_;
+  std::unique_ptr<catalog::Catalog> catalog_;
   std::mutex mu_;  // guards files_
-  std::unordered_map<std::string, engine::FileRef> files_;  // by absolute path
+  std::unordered_map<std::string, catalog::FileRef> files_;  // by absolute path
 };
 
 // The session with these settings in this process, made at the first call.

@@ -5,7 +5,7 @@
 // a soak with cache_size=64M: two 64 MiB thread arenas and a 52 MiB heap fully resident. With a
 // fixed threshold of 256 KiB every block buffer is its own mapping, returned to the system when
 // freed, so resident memory follows the cache's bound. The cost, a page fault per 4 KiB of a fresh
-// block and a TLB shootdown per unmapping, is mostly avoided by bz2/buffer_memory.h, which keeps up
+// block and a TLB shootdown per unmapping, is mostly avoided by base/buffer_memory.h, which keeps up
 // to 16 MiB of freed block buffers for the next blocks.
 #pragma once
 

@@ -230,7 +230,7 @@ Error BlockDecoder::Impl::read_symbols(BitReader& br, int level, uint32_t* n_out
 }
 
 Error BlockDecoder::decode(std::span<const uint8_t> data, uint64_t start_bit, int level,
-                           ByteBuffer& out, BlockResult& result) {
+                           base::ByteBuffer& out, BlockResult& result) {
   result = BlockResult{};
   Impl& im = *impl_;
   const uint32_t max_len = static_cast<uint32_t>(std::clamp(level, 1, 9)) * 100000;

@@ -9,7 +9,7 @@
 #include <memory>
 #include <span>
 
-#include "bz2/byte_buffer.h"
+#include "base/byte_buffer.h"
 #include "bz2/errors.h"
 
 namespace mibz2::bz2 {
@@ -35,7 +35,7 @@ class BlockDecoder {
   // level (1..9: the block holds at most level * 100000 bytes before RLE1). The decoded bytes are
   // appended to `out`. Returns an error with its bit offset; kBlockCrcMismatch leaves the bytes in
   // `out` and result.bytes_produced set so a caller can measure the block, never to serve them.
-  Error decode(std::span<const uint8_t> data, uint64_t start_bit, int level, ByteBuffer& out,
+  Error decode(std::span<const uint8_t> data, uint64_t start_bit, int level, base::ByteBuffer& out,
                BlockResult& result);
 
   // Scratch memory currently held (bytes).

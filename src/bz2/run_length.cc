@@ -62,7 +62,7 @@ static_assert(worst_output(slice_for_room(1 << 20)) <= (1 << 20));
 
 }  // namespace
 
-void RunLengthDecoder::feed(uint8_t* data, size_t size, ByteBuffer& out) {
+void RunLengthDecoder::feed(uint8_t* data, size_t size, base::ByteBuffer& out) {
   if (randomised_) derandomise(data, size);
   const bool avx2 = isa() >= Isa::kAvx2;
   // Slices bound the room needed ahead of the output: 4096 bytes make at most 212 KB. When the

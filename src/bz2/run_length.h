@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "bz2/byte_buffer.h"
+#include "base/byte_buffer.h"
 
 namespace mibz2::bz2 {
 
@@ -15,7 +15,7 @@ class RunLengthDecoder {
   explicit RunLengthDecoder(bool randomised) : randomised_(randomised) {}
 
   // Feeds the next piece of pre-RLE1 bytes (modified in place when randomised); appends to out.
-  void feed(uint8_t* data, size_t size, ByteBuffer& out);
+  void feed(uint8_t* data, size_t size, base::ByteBuffer& out);
 
   // True when the bytes fed so far end with four equal bytes, whose count byte is still due. At
   // the end of a block that is corrupt data (libbz2 reads past the block and rejects it).

@@ -22,7 +22,7 @@ StreamStart classify_stream_start(std::span<const uint8_t> data, uint64_t byte, 
 }
 
 Error decode_sequential(SequentialInput& input, BlockDecoder& decoder, const SequentialSink& sink) {
-  ByteBuffer block;
+  base::ByteBuffer block;
   uint64_t byte = 0;
   for (bool first = true;; first = false) {
     int level = 0;

@@ -9,8 +9,8 @@
 #include <span>
 #include <string>
 
+#include "base/byte_buffer.h"
 #include "bz2/block_decoder.h"
-#include "bz2/byte_buffer.h"
 #include "bz2/errors.h"
 
 namespace mibz2::bz2 {

@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "bz2/byte_buffer.h"
+#include "base/byte_buffer.h"
 #include "engine/block_ledger.h"
 #include "engine/engine_stats.h"
 
@@ -33,7 +33,7 @@ namespace mibz2::engine {
 // ledger once (by the cache as it admits it, before a lookup can find it), it gives its charge
 // back when it is freed, whichever holder lets it go last.
 struct DecodedBlock {
-  bz2::ByteBuffer bytes;
+  base::ByteBuffer bytes;
 
   DecodedBlock() = default;
   DecodedBlock(const DecodedBlock&) = delete;

@@ -102,7 +102,7 @@ void DecoderPool::run(unsigned id) {
       if (more) work_available_.notify_one();  // read-ahead held back may run now
     }
     // Give back memory after a huge block rather than hold it per worker.
-    if (ctx.compressed.capacity() > (16u << 20)) bz2::ByteBuffer().swap(ctx.compressed);
+    if (ctx.compressed.capacity() > (16u << 20)) base::ByteBuffer().swap(ctx.compressed);
   }
 }
 

@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/byte_buffer.h"
 #include "bz2/block_decoder.h"
-#include "bz2/byte_buffer.h"
 
 namespace mibz2::engine {
 
@@ -36,7 +36,7 @@ unsigned default_decoder_threads();
 // What a job gets to work with: the worker's own decoder and scratch buffers.
 struct WorkerContext {
   bz2::BlockDecoder decoder;
-  bz2::ByteBuffer compressed;  // the bytes of a block read from the source file
+  base::ByteBuffer compressed;  // the bytes of a block read from the source file
   unsigned worker_id = 0;
 };
 

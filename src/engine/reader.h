@@ -35,7 +35,7 @@
 #include "engine/decoder_pool.h"
 #include "engine/readahead.h"
 #include "index/block_index.h"
-#include "index/source_bytes.h"
+#include "io/source_bytes.h"
 
 namespace mibz2::engine {
 
@@ -139,7 +139,7 @@ class Reader : public std::enable_shared_from_this<Reader> {
   const std::string path_;
   const int fd_;
   const std::shared_ptr<const index::BlockIndex> index_;
-  const index::FdBytes source_;  // fd_, read by position up to the size the index describes
+  const io::FdBytes source_;  // fd_, read by position up to the size the index describes
   std::function<void(const std::string& what)> on_mismatch_;
   std::atomic<bool> distrusted_{false};  // distrusted(): set once, never cleared
 

@@ -4,32 +4,32 @@
 
 #include <cerrno>
 
-#include "engine/catalog.h"
+#include "catalog/catalog.h"
 #include "index/index_store.h"
 
 namespace mibz2::fs {
 
-base::Result<io::UniqueFd> BeneathAccess::open(const engine::CatalogFile& file, struct stat* st) const {
+base::Result<io::UniqueFd> BeneathAccess::open(const catalog::CatalogFile& file, struct stat* st) const {
   const auto rel = root_.relative(file.path());
-  if (!rel) return engine::source_opened(-ENOENT);
+  if (!rel) return catalog::source_opened(-ENOENT);
   const int fd = root_.open(*rel, io::SourceRoot::Kind::kRegular, st);
   if (fd >= 0 && (static_cast<uint64_t>(st->st_dev) != file.device() || static_cast<uint64_t>(st->st_ino) != file.inode())) {
     close(fd);
-    return engine::source_opened(-ESTALE);
+    return catalog::source_opened(-ESTALE);
   }
-  return engine::source_opened(fd);
+  return catalog::source_opened(fd);
 }
 
-base::Result<io::UniqueFd> BeneathAccess::open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const {
+base::Result<io::UniqueFd> BeneathAccess::open_sidecar(const catalog::CatalogFile& file, struct stat* dir_st) const {
   const auto rel = root_.relative(file.path());
-  if (!rel) return engine::sidecar_opened(-ENOENT, file);
+  if (!rel) return catalog::sidecar_opened(-ENOENT, file);
   struct stat st;
-  return engine::sidecar_opened(root_.open_in_dir(*rel + index::kSidecarSuffix, &st, dir_st), file);
+  return catalog::sidecar_opened(root_.open_in_dir(*rel + index::kSidecarSuffix, &st, dir_st), file);
 }
 
-base::Status BeneathAccess::stat(const engine::CatalogFile& file, struct stat* st) const {
+base::Status BeneathAccess::stat(const catalog::CatalogFile& file, struct stat* st) const {
   const auto rel = root_.relative(file.path());
-  return engine::source_stated(rel ? root_.lstat(*rel, st) : ENOENT);
+  return catalog::source_stated(rel ? root_.lstat(*rel, st) : ENOENT);
 }
 
 }  // namespace mibz2::fs

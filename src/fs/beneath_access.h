@@ -3,18 +3,18 @@
 // ESTALE, so that the kernel looks the name up again.
 #pragma once
 
-#include "engine/source_access.h"
+#include "catalog/source_access.h"
 #include "io/source_root.h"
 
 namespace mibz2::fs {
 
-class BeneathAccess final : public engine::SourceAccess {
+class BeneathAccess final : public catalog::SourceAccess {
  public:
   explicit BeneathAccess(const io::SourceRoot& root) : root_(root) {}
-  base::Result<io::UniqueFd> open(const engine::CatalogFile& file, struct stat* st) const override;
-  base::Status stat(const engine::CatalogFile& file, struct stat* st) const override;
+  base::Result<io::UniqueFd> open(const catalog::CatalogFile& file, struct stat* st) const override;
+  base::Status stat(const catalog::CatalogFile& file, struct stat* st) const override;
   // The sidecar beneath SOURCE like any other file there (no symlink, a regular file only).
-  base::Result<io::UniqueFd> open_sidecar(const engine::CatalogFile& file, struct stat* dir_st) const override;
+  base::Result<io::UniqueFd> open_sidecar(const catalog::CatalogFile& file, struct stat* dir_st) const override;
 
  private:
   const io::SourceRoot& root_;

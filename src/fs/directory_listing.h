@@ -8,13 +8,13 @@
 #include <memory>
 #include <vector>
 
+#include "catalog/name_mapping.h"
 #include "fs/inode_table.h"
-#include "fs/name_mapping.h"
 #include "io/source_root.h"
 
 namespace mibz2::fs {
 
-using Listing = std::shared_ptr<const std::vector<ShownEntry>>;
+using Listing = std::shared_ptr<const std::vector<catalog::ShownEntry>>;
 
 // The mirrored listing of a directory node (rebuilt when the source directory changed), into
 // *out; the directory's attributes in *dir_st if given. Returns an errno value (ESTALE for a
@@ -22,15 +22,15 @@ using Listing = std::shared_ptr<const std::vector<ShownEntry>>;
 int listing(const io::SourceRoot& root, Node& dir, Listing* out, struct stat* dir_st = nullptr);
 
 // The entry shown as `name`, or null (entries are sorted by name, as map_directory returns them).
-const ShownEntry* find_shown(const std::vector<ShownEntry>& entries, const char* name);
+const catalog::ShownEntry* find_shown(const std::vector<catalog::ShownEntry>& entries, const char* name);
 
 // The kind of node an entry is shown as.
-NodeKind kind_of(const ShownEntry& e);
+NodeKind kind_of(const catalog::ShownEntry& e);
 
 // The file type a listed entry shows (a plain readdir's d_type).
-mode_t listed_mode(const ShownEntry& e);
+mode_t listed_mode(const catalog::ShownEntry& e);
 
 // Whether the source file `st` describes is still of the type the entry was listed with.
-bool same_type(const ShownEntry& e, const struct stat& st);
+bool same_type(const catalog::ShownEntry& e, const struct stat& st);
 
 }  // namespace mibz2::fs

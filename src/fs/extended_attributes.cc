@@ -43,7 +43,7 @@ int ExtendedAttributes::get(const Node& node, std::string_view name, std::string
   // On the mount's root directory: the engine's and the catalog's counters, and the indexing of the
   // whole mount (the same name as a file's index state).
   if (node.ino == FUSE_ROOT_ID && (which == Xattr::kStats || which == Xattr::kIndex)) {
-    const engine::CatalogSummary summary = catalog_.summary();
+    const catalog::CatalogSummary summary = catalog_.summary();
     *value = which == Xattr::kIndex ? summary.describe()
                                     : engine_.stats().summary() + " " + summary.counters() + " nodes=" +
                                           std::to_string(inodes_.size()) + " watched_dirs=" +
@@ -54,7 +54,7 @@ int ExtendedAttributes::get(const Node& node, std::string_view name, std::string
   // the others once the index is ready (reading an attribute never waits for an index: until then
   // they are ENODATA).
   if (node.kind != NodeKind::kDecompressed) return ENODATA;
-  const engine::FileRef& file = node.file;
+  const catalog::FileRef& file = node.file;
   // Never waits for an index: a file not indexed yet says so, and its attributes that need the
   // index are not there yet (ENODATA). They tell how the source file is now, whatever content the
   // node was made for (the kernel caches none of them): an ESTALE here would send the kernel to
@@ -63,13 +63,13 @@ int ExtendedAttributes::get(const Node& node, std::string_view name, std::string
     case Xattr::kCompressedSize: {
       struct stat st;
       if (const int err = root_.lstat(node.rel, &st)) return err;
-      if (!SourceStamp::of(st).same_file(node.stamp)) return ESTALE;  // another file: its own node answers
+      if (!io::SourceStamp::of(st).same_file(node.stamp)) return ESTALE;  // another file: its own node answers
       *value = std::to_string(st.st_size);
       return 0;
     }
     case Xattr::kIndex:
       catalog_.refresh(file);
-      catalog_.prepare(file, engine::Catalog::Need::kSoon);  // a changed source: queued again
+      catalog_.prepare(file, catalog::Catalog::Need::kSoon);  // a changed source: queued again
       *value = catalog_.status(file).describe();
       return 0;
     case Xattr::kBlocks:

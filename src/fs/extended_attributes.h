@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/catalog.h"
+#include "catalog/catalog.h"
 #include "engine/engine.h"
 #include "fs/inode_table.h"
 #include "fs/source_watcher.h"
@@ -41,7 +41,7 @@ int fits_xattr_buffer(const std::string& value, size_t size);
 
 class ExtendedAttributes {
  public:
-  ExtendedAttributes(const io::SourceRoot& root, engine::Engine& engine, engine::Catalog& catalog,
+  ExtendedAttributes(const io::SourceRoot& root, engine::Engine& engine, catalog::Catalog& catalog,
                      const InodeTable& inodes, const SourceWatcher& watcher)
       : root_(root), engine_(engine), catalog_(catalog), inodes_(inodes), watcher_(watcher) {}
 
@@ -54,7 +54,7 @@ class ExtendedAttributes {
  private:
   const io::SourceRoot& root_;
   engine::Engine& engine_;
-  engine::Catalog& catalog_;
+  catalog::Catalog& catalog_;
   const InodeTable& inodes_;
   const SourceWatcher& watcher_;
 };

@@ -23,7 +23,7 @@ int read_plain(fuse_req_t req, const FileHandle& handle, size_t size, off_t off)
   if (n < 0) return static_cast<int>(-n);
   struct stat st;
   if (fstat(handle.fd, &st) != 0) return errno;
-  if (SourceStamp::of(st) != handle.stamp) return EIO;
+  if (io::SourceStamp::of(st) != handle.stamp) return EIO;
   fuse_reply_buf(req, reinterpret_cast<const char*>(buf.get()), static_cast<size_t>(n));
   return 0;
 }

@@ -44,8 +44,8 @@ Filesystem::Filesystem(const FilesystemOptions& options)
       access_(root_),
       store_(options.index_dir),
       engine_(std::make_unique<engine::Engine>(engine_options(options))),
-      catalog_(std::make_unique<engine::Catalog>(*engine_, store_, &access_)),
-      inodes_(root_, SourceStamp::of(root_stat_), *catalog_),
+      catalog_(std::make_unique<catalog::Catalog>(*engine_, store_, &access_)),
+      inodes_(root_, io::SourceStamp::of(root_stat_), *catalog_),
       source_watcher_(root_),
       operations_({options_, root_, store_, *engine_, *catalog_, inodes_, source_watcher_, handles_}) {
   if (store_.dir().empty())
@@ -68,7 +68,7 @@ Filesystem::Filesystem(const FilesystemOptions& options)
     spdlog::warn("test hook: more than {} changes waiting count as lost", cap);
     source_watcher_.limit_pending_for_testing(std::strtoull(cap, nullptr, 10));
   }
-  catalog_->set_distrust_listener([this](const engine::FileRef& file) { retire(file); });
+  catalog_->set_distrust_listener([this](const catalog::FileRef& file) { retire(file); });
   watcher_ = std::thread([this] { guard_thread("session watcher", [this] { watch_session(); }); });
 }
 
@@ -93,7 +93,7 @@ void Filesystem::set_session(fuse_session* se) {
   session_ = se;
   notifier_.start(se);
   source_watcher_.start(
-      FUSE_ROOT_ID, SourceStamp::of(root_stat_),
+      FUSE_ROOT_ID, io::SourceStamp::of(root_stat_),
       [this](const std::vector<SourceWatcher::Change>& changes) { drop_changed(inodes_, notifier_, changes); },
       [this] {
         spdlog::info("changes in SOURCE came faster than they could be followed: the kernel is told to drop "
@@ -111,7 +111,7 @@ void Filesystem::end_session() {
 // index built again), and the old inode's pages, attributes and name dropped: no byte or size of
 // the distrusted index survives in the kernel. Descriptors open on the old node get EIO from its
 // Reader (Reader::distrusted), or ESTALE where the kernel asks for the old node's attributes first.
-void Filesystem::retire(const engine::FileRef& file) {
+void Filesystem::retire(const catalog::FileRef& file) {
   try {
     const std::optional<InodeTable::Retired> r = inodes_.retire(file);
     if (!r) return;
@@ -128,9 +128,9 @@ void Filesystem::start_tree_walk() {
 
 void Filesystem::walk_tree() {
   size_t files = 0;
-  for_each_decompressed_file(root_, [this] { return stopping_.load(); }, [&](const std::string& rel, const ShownEntry& e) {
+  for_each_decompressed_file(root_, [this] { return stopping_.load(); }, [&](const std::string& rel, const catalog::ShownEntry& e) {
     const NodeRef node = inodes_.get_or_create(rel, NodeKind::kDecompressed, e.stamp);
-    catalog_->prepare(node->file, engine::Catalog::Need::kSoon);
+    catalog_->prepare(node->file, catalog::Catalog::Need::kSoon);
     ++files;
   });
   spdlog::info("found {} compressed files under {}; {} still to index", files, options_.source, catalog_->pending());

@@ -16,8 +16,8 @@
 #include <string>
 #include <thread>
 
+#include "catalog/catalog.h"
 #include "engine/engine.h"
-#include "engine/catalog.h"
 #include "fs/beneath_access.h"
 #include "fs/filesystem_options.h"
 #include "fs/inode_table.h"
@@ -25,8 +25,8 @@
 #include "fs/open_handles.h"
 #include "fs/operations.h"
 #include "fs/source_watcher.h"
-#include "io/source_root.h"
 #include "index/index_store.h"
+#include "io/source_root.h"
 
 namespace mibz2::fs {
 
@@ -54,7 +54,7 @@ class Filesystem {
   void watch_session();  // releases index waiters when the session ends
   // The catalog found that the index `file` was shown from does not describe it: its node is
   // retired and the kernel told to drop what it cached from that index (never waits).
-  void retire(const engine::FileRef& file);
+  void retire(const catalog::FileRef& file);
 
   FilesystemOptions options_;
   io::SourceRoot root_;        // SOURCE: everything under it is reached through this
@@ -62,7 +62,7 @@ class Filesystem {
   BeneathAccess access_;      // the catalog's way to sources: beneath root_, the node's file only
   index::IndexStore store_;
   std::unique_ptr<engine::Engine> engine_;
-  std::unique_ptr<engine::Catalog> catalog_;  // every decompressed file's index life
+  std::unique_ptr<catalog::Catalog> catalog_;  // every decompressed file's index life
   InodeTable inodes_;
   KernelNotifier notifier_;  // started by set_session, stopped by end_session or the destructor
   SourceWatcher source_watcher_;  // the same; tells the notifier what SOURCE changed (source_changes.h)

@@ -6,7 +6,7 @@
 
 namespace mibz2::fs {
 
-// What a mount serves and with what (mibz2fs's command line fills it: src/tools/mount_options.h).
+// What a mount serves and with what (mibz2fs's command line fills it: src/programs/mount_options.h).
 struct FilesystemOptions {
   std::string source;        // absolute path of SOURCE
   std::string mountpoint;    // absolute path of MOUNTPOINT (for the logs)

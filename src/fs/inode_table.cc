@@ -4,11 +4,11 @@
 
 namespace mibz2::fs {
 
-SourceStamp bound_stamp(NodeKind kind, const SourceStamp& now) {
+io::SourceStamp bound_stamp(NodeKind kind, const io::SourceStamp& now) {
   return kind == NodeKind::kRegular || kind == NodeKind::kDecompressed ? now : now.file_only();
 }
 
-InodeTable::InodeTable(const io::SourceRoot& root, const SourceStamp& root_stamp, engine::Catalog& catalog)
+InodeTable::InodeTable(const io::SourceRoot& root, const io::SourceStamp& root_stamp, catalog::Catalog& catalog)
     : root_(root), catalog_(catalog) {
   auto node = std::make_shared<Node>();
   node->ino = FUSE_ROOT_ID;
@@ -20,9 +20,9 @@ InodeTable::InodeTable(const io::SourceRoot& root, const SourceStamp& root_stamp
   by_ino_.emplace(FUSE_ROOT_ID, std::move(node));
 }
 
-NodeRef InodeTable::get_or_create_locked(const std::string& rel, NodeKind kind, const SourceStamp& now,
+NodeRef InodeTable::get_or_create_locked(const std::string& rel, NodeKind kind, const io::SourceStamp& now,
                                          NodeRef* dropped) {
-  const SourceStamp stamp = bound_stamp(kind, now);
+  const io::SourceStamp stamp = bound_stamp(kind, now);
   if (auto it = by_rel_.find(rel); it != by_rel_.end()) {
     const auto old = by_ino_.find(it->second);
     const NodeRef was = old->second;
@@ -49,28 +49,28 @@ NodeRef InodeTable::get_or_create_locked(const std::string& rel, NodeKind kind, 
   return node;
 }
 
-engine::FileRef InodeTable::catalog_entry_locked(const std::string& rel, const std::string& source,
-                                                 const SourceStamp& stamp) {
+catalog::FileRef InodeTable::catalog_entry_locked(const std::string& rel, const std::string& source,
+                                                 const io::SourceStamp& stamp) {
   if (auto it = files_.find(rel); it != files_.end())
-    if (engine::FileRef file = it->second.lock(); file && file->device() == stamp.device && file->inode() == stamp.inode)
+    if (catalog::FileRef file = it->second.lock(); file && file->device() == stamp.device && file->inode() == stamp.inode)
       return file;
   if (files_.size() >= 2 * files_pruned_at_ + 64) {
     // Entries no node holds any more: pruned when the map has doubled, so adding stays amortised O(1).
     std::erase_if(files_, [](const auto& f) { return f.second.expired(); });
     files_pruned_at_ = files_.size();
   }
-  engine::FileRef file = catalog_.add(source, stamp.device, stamp.inode);
+  catalog::FileRef file = catalog_.add(source, stamp.device, stamp.inode);
   files_[rel] = file;
   return file;
 }
 
-NodeRef InodeTable::get_or_create(const std::string& rel, NodeKind kind, const SourceStamp& now) {
+NodeRef InodeTable::get_or_create(const std::string& rel, NodeKind kind, const io::SourceStamp& now) {
   NodeRef dropped;  // released after the lock: the last reference may free an index
   std::lock_guard lk(mu_);
   return get_or_create_locked(rel, kind, now, &dropped);
 }
 
-NodeRef InodeTable::lookup(const std::string& rel, NodeKind kind, const SourceStamp& now) {
+NodeRef InodeTable::lookup(const std::string& rel, NodeKind kind, const io::SourceStamp& now) {
   NodeRef dropped;
   std::lock_guard lk(mu_);
   NodeRef n = get_or_create_locked(rel, kind, now, &dropped);
@@ -78,7 +78,7 @@ NodeRef InodeTable::lookup(const std::string& rel, NodeKind kind, const SourceSt
   return n;
 }
 
-fuse_ino_t InodeTable::number_of(const std::string& rel, NodeKind kind, const SourceStamp& listed) {
+fuse_ino_t InodeTable::number_of(const std::string& rel, NodeKind kind, const io::SourceStamp& listed) {
   NodeRef dropped;
   std::lock_guard lk(mu_);
   if (auto it = by_rel_.find(rel); it != by_rel_.end()) {
@@ -88,12 +88,12 @@ fuse_ino_t InodeTable::number_of(const std::string& rel, NodeKind kind, const So
   return get_or_create_locked(rel, kind, listed, &dropped)->ino;
 }
 
-std::optional<InodeTable::Retired> InodeTable::retire(const engine::FileRef& file) {
+std::optional<InodeTable::Retired> InodeTable::retire(const catalog::FileRef& file) {
   const std::optional<std::string> rel = root_.relative(file->path());
   if (!rel) return std::nullopt;
   const size_t slash = rel->rfind('/');
   const std::string dir = slash == std::string::npos ? std::string() : rel->substr(0, slash);
-  std::optional<std::string> shown = decompressed_name(slash == std::string::npos ? *rel : rel->substr(slash + 1));
+  std::optional<std::string> shown = catalog::decompressed_name(slash == std::string::npos ? *rel : rel->substr(slash + 1));
   std::lock_guard lk(mu_);
   const auto it = by_rel_.find(*rel);
   if (it == by_rel_.end()) return std::nullopt;
@@ -110,7 +110,7 @@ std::optional<InodeTable::Retired> InodeTable::retire(const engine::FileRef& fil
 
 NodeRef InodeTable::forget(fuse_ino_t ino, uint64_t count) {
   NodeRef dropped;  // released by the caller, after the lock: the last reference may free an index
-  engine::FileRef evicted;
+  catalog::FileRef evicted;
   std::lock_guard lk(mu_);
   auto it = by_ino_.find(ino);
   if (it == by_ino_.end() || ino == FUSE_ROOT_ID) return nullptr;
@@ -159,9 +159,9 @@ size_t InodeTable::size() const {
   return by_ino_.size();
 }
 
-std::vector<engine::FileRef> InodeTable::current_decompressed_files() const {
+std::vector<catalog::FileRef> InodeTable::current_decompressed_files() const {
   std::lock_guard lk(mu_);
-  std::vector<engine::FileRef> files;
+  std::vector<catalog::FileRef> files;
   for (const auto& [rel, ino] : by_rel_) {
     const auto it = by_ino_.find(ino);
     if (it != by_ino_.end() && it->second->kind == NodeKind::kDecompressed) files.push_back(it->second->file);

@@ -12,13 +12,11 @@
 
 #include <cstdint>
 
+#include "io/source_stamp.h"
+
 namespace mibz2::fs {
 
 inline constexpr uint64_t kTimestampTickNs = 2'000'000'000;
-
-inline uint64_t ns_of(const struct timespec& t) {
-  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_nsec);
-}
 
 struct ListingStamp {
   uint64_t mtime_ns = 0;
@@ -28,13 +26,13 @@ struct ListingStamp {
   // The stamp of a listing read after `st` was taken, the clock (CLOCK_REALTIME) reading `now_ns`
   // before the read began.
   static ListingStamp of(const struct stat& st, uint64_t now_ns) {
-    ListingStamp s{ns_of(st.st_mtim), ns_of(st.st_ctim), false};
+    ListingStamp s{io::ns_of(st.st_mtim), io::ns_of(st.st_ctim), false};
     const uint64_t newest = s.mtime_ns > s.ctime_ns ? s.mtime_ns : s.ctime_ns;
     s.reusable = newest + kTimestampTickNs < now_ns;
     return s;
   }
   bool matches(const struct stat& st) const {
-    return reusable && mtime_ns == ns_of(st.st_mtim) && ctime_ns == ns_of(st.st_ctim);
+    return reusable && mtime_ns == io::ns_of(st.st_mtim) && ctime_ns == io::ns_of(st.st_ctim);
   }
 };
 

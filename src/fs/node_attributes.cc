@@ -31,7 +31,7 @@ int NodeAttributes::shown(Node& node, struct stat* st, bool wait, bool* final, s
   }
   if (node.kind != NodeKind::kDecompressed) return 0;
   if (!S_ISREG(st->st_mode)) return ENOENT;  // the path holds something else now
-  const engine::FileRef& file = node.file;
+  const catalog::FileRef& file = node.file;
   catalog_.refresh(file);
   uint64_t size = 0;
   if (wait) {
@@ -45,8 +45,8 @@ int NodeAttributes::shown(Node& node, struct stat* st, bool wait, bool* final, s
   } else {
     // A lookup does not need the size: when the index is not ready it answers with attributes
     // the kernel must not keep (timeout 0), so the stat that follows asks getattr, which waits.
-    catalog_.prepare(file, engine::Catalog::Need::kNow);
-    const engine::IndexStatus status = catalog_.status(file);
+    catalog_.prepare(file, catalog::Catalog::Need::kNow);
+    const catalog::IndexStatus status = catalog_.status(file);
     if (status.ready() && describes(*status.index, node)) {
       size = status.index->decompressed_size;
     } else {

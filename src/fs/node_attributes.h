@@ -10,7 +10,7 @@
 #include <stop_token>
 #include <string>
 
-#include "engine/catalog.h"
+#include "catalog/catalog.h"
 #include "fs/inode_table.h"
 #include "io/source_root.h"
 
@@ -18,7 +18,7 @@ namespace mibz2::fs {
 
 class NodeAttributes {
  public:
-  NodeAttributes(const io::SourceRoot& root, engine::Catalog& catalog) : root_(root), catalog_(catalog) {}
+  NodeAttributes(const io::SourceRoot& root, catalog::Catalog& catalog) : root_(root), catalog_(catalog) {}
 
   // The attributes of a node. For a decompressed file with `wait` this waits for its index (and
   // fails with EIO if there can be none, EINTR when `stop` is requested first); without, *final
@@ -31,7 +31,7 @@ class NodeAttributes {
 
  private:
   const io::SourceRoot& root_;
-  engine::Catalog& catalog_;
+  catalog::Catalog& catalog_;
 };
 
 // A decompressed file's size, blocks and preferred I/O size in *st, from its decompressed size.

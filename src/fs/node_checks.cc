@@ -25,7 +25,7 @@ int current(const io::SourceRoot& root, const Node& node, struct stat* st) {
 // node was retired: the kernel must look the name up again (and gets a new node, with a page cache
 // of its own).
 bool stands_for(const Node& node, const struct stat& st) {
-  return !node.retired && bound_stamp(node.kind, SourceStamp::of(st)) == node.stamp;
+  return !node.retired && bound_stamp(node.kind, io::SourceStamp::of(st)) == node.stamp;
 }
 
 // Whether an index describes the content a node stands for (its size, mtime and inode; the

@@ -11,15 +11,15 @@
 #include <unordered_set>
 #include <vector>
 
+#include "catalog/name_mapping.h"
 #include "engine/reader.h"
-#include "fs/name_mapping.h"
-#include "fs/source_stamp.h"
+#include "io/source_stamp.h"
 
 namespace mibz2::fs {
 
 struct FileHandle {
   int fd = -1;                             // plain files: the source, read directly
-  SourceStamp stamp;                       // plain files: the node's, which every read checks
+  io::SourceStamp stamp;                       // plain files: the node's, which every read checks
   std::shared_ptr<engine::Reader> reader;  // decompressed files
   ~FileHandle() {
     if (fd >= 0) close(fd);
@@ -27,7 +27,7 @@ struct FileHandle {
 };
 
 struct DirHandle {
-  std::shared_ptr<const std::vector<ShownEntry>> entries;
+  std::shared_ptr<const std::vector<catalog::ShownEntry>> entries;
 };
 
 class OpenHandles {

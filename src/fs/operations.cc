@@ -30,13 +30,13 @@ Operations::Operations(const Parts& parts)
       attributes_(parts.root, parts.catalog),
       xattrs_(parts.root, parts.engine, parts.catalog, parts.inodes, parts.watcher) {}
 
-int Operations::make_entry(Node& dir, const ShownEntry& e, fuse_entry_param* entry) {
+int Operations::make_entry(Node& dir, const catalog::ShownEntry& e, fuse_entry_param* entry) {
   std::memset(entry, 0, sizeof *entry);
   // The node is the file the path holds now (the listing may be older than that).
   struct stat st;
   if (const int err = parts_.root.lstat(io::join_rel(dir.rel, e.source_name), &st)) return err;
   if (!same_type(e, st)) return ENOENT;  // replaced by another kind of file since the listing
-  const NodeRef node = parts_.inodes.lookup(io::join_rel(dir.rel, e.source_name), kind_of(e), SourceStamp::of(st));
+  const NodeRef node = parts_.inodes.lookup(io::join_rel(dir.rel, e.source_name), kind_of(e), io::SourceStamp::of(st));
   bool final;
   entry->attr = st;
   if (const int err = attributes_.shown(*node, &entry->attr, /*wait=*/false, &final)) {
@@ -70,7 +70,7 @@ int Operations::lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   if (!err) err = permitted(caller_of(req), dir_st, X_OK);
   if (err) return err;
   fuse_entry_param entry;
-  const ShownEntry* e = find_shown(*entries, name);
+  const catalog::ShownEntry* e = find_shown(*entries, name);
   if (!e) {
     std::memset(&entry, 0, sizeof entry);
     entry.entry_timeout = kNegativeTimeout;  // ino 0: the kernel caches the miss
@@ -146,7 +146,7 @@ int Operations::readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, 
         len = fuse_add_direntry(req, buf.data() + used, size - used, name, &st, next);
       }
     } else {
-      const ShownEntry& e = entries[static_cast<size_t>(pos - 2)];
+      const catalog::ShownEntry& e = entries[static_cast<size_t>(pos - 2)];
       if (plus) {
         fuse_entry_param entry;
         if (make_entry(*dir, e, &entry) != 0) continue;  // vanished: leave it out
@@ -254,8 +254,8 @@ int Operations::statfs(fuse_req_t req) {
   // waiting: df never waits for an index, and the total grows as indexing goes on); the source's
   // plain files are not counted. The name length limit stays the source's.
   uint64_t total = 0;
-  for (const engine::FileRef& file : parts_.inodes.current_decompressed_files())
-    if (const engine::IndexStatus s = parts_.catalog.status(file); s.ready()) total += s.index->decompressed_size;
+  for (const catalog::FileRef& file : parts_.inodes.current_decompressed_files())
+    if (const catalog::IndexStatus s = parts_.catalog.status(file); s.ready()) total += s.index->decompressed_size;
   constexpr unsigned long kUnit = 4096;
   sv.f_bsize = sv.f_frsize = kUnit;
   sv.f_blocks = static_cast<fsblkcnt_t>((total + kUnit - 1) / kUnit);

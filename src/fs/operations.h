@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "engine/catalog.h"
+#include "catalog/catalog.h"
 #include "engine/engine.h"
 #include "engine/reader.h"
 #include "fs/extended_attributes.h"
@@ -32,7 +32,7 @@ class Operations {
     const io::SourceRoot& root;
     const index::IndexStore& store;
     engine::Engine& engine;
-    engine::Catalog& catalog;
+    catalog::Catalog& catalog;
     InodeTable& inodes;
     SourceWatcher& watcher;
     OpenHandles& handles;
@@ -57,7 +57,7 @@ class Operations {
 
  private:
   // Looks up the shown entry `e` of `dir` and fills a FUSE entry (counts a lookup, given back on failure).
-  int make_entry(Node& dir, const ShownEntry& e, fuse_entry_param* entry);
+  int make_entry(Node& dir, const catalog::ShownEntry& e, fuse_entry_param* entry);
   // open's two kinds of file: the source's descriptor, or the decompressed file's Reader.
   int open_plain(fuse_req_t req, const Node& node, FileHandle* handle);
   int open_decompressed(fuse_req_t req, const Node& node, FileHandle* handle);

@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "fs/name_mapping.h"
+#include "catalog/name_mapping.h"
 #include "io/source_root.h"
 
 namespace mibz2::fs {
@@ -52,7 +52,7 @@ void drop_changed(InodeTable& inodes, KernelNotifier& notifier, const std::vecto
       continue;
     }
     if (change.names) renamed_in.insert(dir->ino);
-    const std::vector<std::string> names = names_affected_by(change.name);
+    const std::vector<std::string> names = catalog::names_affected_by(change.name);
     bool held = false;  // whether the kernel can hold any of these names
     for (const std::string& name : names) {
       const NodeRef node = inodes.at(io::join_rel(dir->rel, name));
@@ -78,7 +78,7 @@ void drop_everything(InodeTable& inodes, KernelNotifier& notifier) {
     const std::string source_name = last_of(node->rel);
     std::optional<std::string> shown;
     if (node->kind == NodeKind::kDecompressed || node->kind == NodeKind::kLinkToDecompressed)
-      shown = decompressed_name(source_name);
+      shown = catalog::decompressed_name(source_name);
     notifier.invalidate_entry(parent->ino, shown.value_or(source_name));
   }
 }

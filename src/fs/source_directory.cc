@@ -8,8 +8,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "index/source_bytes.h"
+#include "index/bzip2_head.h"
 #include "io/descriptor_limit.h"
+#include "io/source_bytes.h"
 
 namespace mibz2::fs {
 namespace {
@@ -55,7 +56,7 @@ bool link_leads_to_bzip2(const io::SourceRoot& root, int dirfd, const std::strin
 
 }  // namespace
 
-int list_source_directory(const io::SourceRoot& root, const std::string& dir, std::vector<SourceEntry>* out,
+int list_source_directory(const io::SourceRoot& root, const std::string& dir, std::vector<catalog::SourceEntry>* out,
                           bool* sure) {
   bool ignored;
   if (!sure) sure = &ignored;
@@ -74,14 +75,14 @@ int list_source_directory(const io::SourceRoot& root, const std::string& dir, st
     if (!std::strcmp(de->d_name, ".") || !std::strcmp(de->d_name, "..")) continue;
     struct stat st;
     if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // vanished meanwhile
-    SourceEntry e{de->d_name, SourceEntry::Type::kOther, false, SourceStamp::of(st)};
-    if (S_ISDIR(st.st_mode)) e.type = SourceEntry::Type::kDirectory;
-    else if (S_ISLNK(st.st_mode)) e.type = SourceEntry::Type::kSymlink;
-    else if (S_ISREG(st.st_mode)) e.type = SourceEntry::Type::kRegular;
+    catalog::SourceEntry e{de->d_name, catalog::SourceEntry::Type::kOther, false, io::SourceStamp::of(st)};
+    if (S_ISDIR(st.st_mode)) e.type = catalog::SourceEntry::Type::kDirectory;
+    else if (S_ISLNK(st.st_mode)) e.type = catalog::SourceEntry::Type::kSymlink;
+    else if (S_ISREG(st.st_mode)) e.type = catalog::SourceEntry::Type::kRegular;
     else continue;  // devices, fifos and sockets are not mirrored
-    if (e.type == SourceEntry::Type::kRegular && decompressed_name(e.name))
+    if (e.type == catalog::SourceEntry::Type::kRegular && catalog::decompressed_name(e.name))
       e.is_bzip2 = entry_is_bzip2(dfd, de->d_name, sure);
-    else if (e.type == SourceEntry::Type::kSymlink && decompressed_name(e.name))
+    else if (e.type == catalog::SourceEntry::Type::kSymlink && catalog::decompressed_name(e.name))
       e.is_bzip2 = link_leads_to_bzip2(root, dfd, io::join_rel(dir, e.name), de->d_name, sure);
     out->push_back(std::move(e));
   }
@@ -97,12 +98,12 @@ std::string shown_link_target(const io::SourceRoot& root, const std::string& lin
   const size_t rslash = resolved->rfind('/');
   const std::string dir = rslash == std::string::npos ? std::string() : resolved->substr(0, rslash);
   const std::string name = rslash == std::string::npos ? *resolved : resolved->substr(rslash + 1);
-  std::vector<SourceEntry> entries;
+  std::vector<catalog::SourceEntry> entries;
   if (list_source_directory(root, dir, &entries) != 0) return target;
-  std::vector<NamingNote> notes;
-  for (const ShownEntry& e : map_directory(std::move(entries), &notes)) {
+  std::vector<catalog::NamingNote> notes;
+  for (const catalog::ShownEntry& e : catalog::map_directory(std::move(entries), &notes)) {
     if (e.source_name != name) continue;
-    if (!e.decompressed || e.type != SourceEntry::Type::kRegular) return target;
+    if (!e.decompressed || e.type != catalog::SourceEntry::Type::kRegular) return target;
     return target.substr(0, slash == std::string::npos ? 0 : slash + 1) + e.name;
   }
   return target;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/name_mapping.h"
+#include "catalog/name_mapping.h"
 #include "io/source_root.h"
 
 namespace mibz2::fs {
@@ -15,7 +15,7 @@ namespace mibz2::fs {
 // devices, fifos and sockets left out. Returns an errno value, 0 on success. *sure, if given, is
 // false when the head of a file whose name looks compressed could not be read (a read error): it
 // is taken for bzip2 by its name, and a listing that keeps it should not be reused.
-int list_source_directory(const io::SourceRoot& root, const std::string& dir, std::vector<SourceEntry>* out,
+int list_source_directory(const io::SourceRoot& root, const std::string& dir, std::vector<catalog::SourceEntry>* out,
                           bool* sure = nullptr);
 
 // What a symlink shown decompressed points to in the mount: its (relative) target with the last

@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "fs/name_mapping.h"
+#include "catalog/name_mapping.h"
 #include "io/source_root.h"
 
 namespace mibz2::fs {
@@ -14,6 +14,6 @@ namespace mibz2::fs {
 // (rel: its path relative to SOURCE), breadth first; stops early when `stop()` returns true.
 // Unreadable directories are skipped.
 void for_each_decompressed_file(const io::SourceRoot& root, const std::function<bool()>& stop,
-                                const std::function<void(const std::string& rel, const ShownEntry& entry)>& file);
+                                const std::function<void(const std::string& rel, const catalog::ShownEntry& entry)>& file);
 
 }  // namespace mibz2::fs

@@ -61,7 +61,7 @@ struct SourceWatcher::Pending {
   }
 };
 
-void SourceWatcher::start(fuse_ino_t root_ino, const SourceStamp& root_stamp, ChangeListener changed,
+void SourceWatcher::start(fuse_ino_t root_ino, const io::SourceStamp& root_stamp, ChangeListener changed,
                           LossListener lost) {
   std::lock_guard lk(mu_);
   if (stopped_ || inotify_fd_ >= 0 || thread_.joinable()) return;
@@ -84,7 +84,7 @@ void SourceWatcher::start(fuse_ino_t root_ino, const SourceStamp& root_stamp, Ch
   }
   struct stat st;
   const int fd = root_.open("", io::SourceRoot::Kind::kDirectory, &st);
-  int err = fd < 0 ? -fd : SourceStamp::of(st).same_file(root_stamp) ? add_watch_locked(root_ino, "", fd) : ESTALE;
+  int err = fd < 0 ? -fd : io::SourceStamp::of(st).same_file(root_stamp) ? add_watch_locked(root_ino, "", fd) : ESTALE;
   if (fd >= 0) close(fd);
   if (err && err != ENOSPC)  // ENOSPC: the watch limit, said by add_watch_locked
     spdlog::warn("{}: not watched for changes ({}): a file changed there shows its new size when it is next "
@@ -124,7 +124,7 @@ size_t SourceWatcher::watches() const {
   return nodes_of_.size();
 }
 
-void SourceWatcher::watch(fuse_ino_t dir, const std::string& rel, const SourceStamp& stamp) {
+void SourceWatcher::watch(fuse_ino_t dir, const std::string& rel, const io::SourceStamp& stamp) {
   {
     std::lock_guard lk(mu_);
     if (inotify_fd_ < 0 || watch_of_.count(dir)) return;
@@ -134,7 +134,7 @@ void SourceWatcher::watch(fuse_ino_t dir, const std::string& rel, const SourceSt
   struct stat st;
   const int fd = root_.open(rel, io::SourceRoot::Kind::kDirectory, &st);
   if (fd < 0) return;  // gone or replaced since the lookup: the node answers ESTALE, nothing to follow
-  if (SourceStamp::of(st).same_file(stamp)) {
+  if (io::SourceStamp::of(st).same_file(stamp)) {
     std::lock_guard lk(mu_);
     if (inotify_fd_ >= 0 && !watch_of_.count(dir)) add_watch_locked(dir, rel, fd);
   }

@@ -33,8 +33,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "fs/source_stamp.h"
 #include "io/source_root.h"
+#include "io/source_stamp.h"
 
 namespace mibz2::fs {
 
@@ -64,7 +64,7 @@ class SourceWatcher {
   // Starts following SOURCE (as node `root_ino`, stamped `root_stamp`) and the directories
   // watch() names, reporting to the listeners from a thread of its own. Without inotify (too many
   // instances: fs.inotify.max_user_instances) it says so once and follows nothing.
-  void start(fuse_ino_t root_ino, const SourceStamp& root_stamp, ChangeListener changed, LossListener lost);
+  void start(fuse_ino_t root_ino, const io::SourceStamp& root_stamp, ChangeListener changed, LossListener lost);
   // Ends following: the thread is joined, the watches closed; later calls do nothing. Call it
   // before the kernel notifier stops.
   void stop();
@@ -72,7 +72,7 @@ class SourceWatcher {
   // Follows the directory `rel` for node `dir`, if it is still the file `stamp` names (device and
   // inode). Blocks only on opening the directory (as a lookup's own lstat does), never on the
   // watcher's thread.
-  void watch(fuse_ino_t dir, const std::string& rel, const SourceStamp& stamp);
+  void watch(fuse_ino_t dir, const std::string& rel, const io::SourceStamp& stamp);
   // Stops following the directory of node `dir` (its node left the table). Never allocates.
   void unwatch(fuse_ino_t dir) noexcept;
 

@@ -26,8 +26,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/settings.h"
 #include "model.h"
-#include "tools/cli_common.h"
 #include "sink.h"
 #include "wikidata.h"
 #include "wikipedia.h"
@@ -72,10 +72,10 @@ int parse_options(int argc, char** argv, Options* o) {
     switch (c) {
       case 'k': o->kind = optarg; break;
       case 's':
-        if (const auto size = mibz2::tools::parse_size(optarg); size && *size <= kMaxSize) {
+        if (const auto size = mibz2::base::parse_size(optarg); size && *size <= kMaxSize) {
           o->size = *size;
         } else {
-          std::fprintf(stderr, "mibz2-corpus-gen: --size: %s\n", mibz2::tools::not_a_size(optarg).c_str());
+          std::fprintf(stderr, "mibz2-corpus-gen: --size: %s\n", mibz2::base::not_a_size(optarg).c_str());
           return 1;
         }
         have_size = true;

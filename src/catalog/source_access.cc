@@ -1,0 +1,66 @@
+#include "catalog/source_access.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "catalog/catalog_file.h"
+#include "index/index_store.h"
+#include "io/fd_io.h"
+
+namespace mibz2::catalog {
+
+base::Result<io::UniqueFd> source_opened(int fd_or_errno) {
+  if (fd_or_errno >= 0) return io::UniqueFd(fd_or_errno);
+  return base::Status::os_error(-fd_or_errno, "cannot open: " + io::errno_words(-fd_or_errno));
+}
+
+base::Result<io::UniqueFd> sidecar_opened(int fd_or_errno, const CatalogFile& file) {
+  if (fd_or_errno >= 0) return io::UniqueFd(fd_or_errno);
+  const int e = fd_or_errno == -ENAMETOOLONG ? ENOENT : -fd_or_errno;
+  return base::Status::os_error(e, "cannot open " + file.path() + index::kSidecarSuffix + ": " + std::strerror(e));
+}
+
+base::Status source_stated(int errno_value) {
+  if (errno_value == 0) return {};
+  return base::Status::os_error(errno_value, "cannot stat: " + io::errno_words(errno_value));
+}
+
+base::Result<OpenedSource> open_source(const SourceAccess& access, const CatalogFile& file) {
+  struct stat st;
+  OpenedSource opened;
+  base::Result<io::UniqueFd> fd = access.open(file, &st);
+  MIBZ2_FORWARD_IF_ERROR(fd);
+  opened.fd = std::move(fd).value();
+  base::Result<index::SourceIdentity> id = index::identify_source(opened.fd.get());
+  MIBZ2_FORWARD_IF_ERROR(id);  // its words say what failed, and where
+  opened.id = *id;
+  return opened;
+}
+
+std::unique_ptr<io::SourceBytes> SourceAccess::bytes(int fd, uint64_t size) const {
+  return std::make_unique<io::FdBytes>(fd, size);
+}
+
+base::Result<io::UniqueFd> PlainSourceAccess::open(const CatalogFile& file, struct stat* st) const {
+  return source_opened(io::open_regular(file.path().c_str(), st));
+}
+
+base::Result<io::UniqueFd> PlainSourceAccess::open_sidecar(const CatalogFile& file, struct stat* dir_st) const {
+  const std::string path = file.path() + index::kSidecarSuffix;
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const io::UniqueFd dfd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!dfd.valid()) return sidecar_opened(-errno, file);
+  struct stat st;
+  return sidecar_opened(
+      io::open_regular_in(dfd.get(), path.c_str() + (slash == std::string::npos ? 0 : slash + 1), &st, dir_st), file);
+}
+
+base::Status PlainSourceAccess::stat(const CatalogFile& file, struct stat* st) const {
+  return source_stated(::stat(file.path().c_str(), st) == 0 ? 0 : errno);
+}
+
+}  // namespace mibz2::catalog

@@ -1,0 +1,69 @@
+// How the Catalog reaches a compressed file's source: the only four things it ever does to one.
+// The mount gives it an access that opens beneath SOURCE and checks the file is the one its node
+// stands for (src/fs); the programs, which open the paths their user named, the plain one here.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "index/block_index.h"
+#include "io/source_bytes.h"
+#include "io/unique_fd.h"
+
+namespace mibz2::catalog {
+
+class CatalogFile;
+
+class SourceAccess {
+ public:
+  virtual ~SourceAccess() = default;
+  // Opens the file's source read-only: a regular file, never blocking, never a controlling
+  // terminal. Returns the descriptor and fills *st, or why not (source_opened's words).
+  virtual base::Result<io::UniqueFd> open(const CatalogFile& file, struct stat* st) const = 0;
+  // The source's attributes, without opening it or following a final symlink; or why not.
+  virtual base::Status stat(const CatalogFile& file, struct stat* st) const = 0;
+  // Opens the file's sidecar index (its path + index::kSidecarSuffix) read-only, the same way as
+  // the source but never through a symlink as its last component, as a name in its directory:
+  // returns the descriptor, or why not (ENOENT when there is none, also when its name would be too
+  // long to exist: sidecar_opened), and fills *dir_st with fstat of the directory descriptor it
+  // was opened beneath (for the trust rule, index/index_trust.h).
+  virtual base::Result<io::UniqueFd> open_sidecar(const CatalogFile& file, struct stat* dir_st) const = 0;
+  // The bytes of a source open() opened (`fd`, not owned, of `size` bytes), as the catalog reads
+  // them to build or validate its index: io::FdBytes (pread, read errors carried as errors).
+  // A test may put faults in between.
+  virtual std::unique_ptr<io::SourceBytes> bytes(int fd, uint64_t size) const;
+};
+
+// A source opened by the catalog: its descriptor (read-only) and its identity as read from it.
+struct OpenedSource {
+  io::UniqueFd fd;
+  index::SourceIdentity id;  // size, mtime, inode, fingerprint
+};
+// The one way the catalog opens a source (through `access`), or why it cannot (the machine's: it
+// cannot be opened, stated or read; the words say which, with the errno).
+base::Result<OpenedSource> open_source(const SourceAccess& access, const CatalogFile& file);
+
+// The words of every access, from what an open of the io layer returned (a descriptor, or -errno):
+// the source's descriptor, or "cannot open: No such file or directory (ENOENT)".
+base::Result<io::UniqueFd> source_opened(int fd_or_errno);
+// The same for `file`'s sidecar ("cannot open PATH.mibz2idx: ..."). A sidecar's name is its
+// source's with ".mibz2idx" added: for a source whose name is within 9 bytes of the longest the file
+// system allows (NAME_MAX, 255 bytes on most), the sidecar's cannot exist (ENAMETOOLONG), and there
+// is simply no sidecar (ENOENT), nothing to warn about.
+base::Result<io::UniqueFd> sidecar_opened(int fd_or_errno, const CatalogFile& file);
+// stat(2)'s 0 or errno value, in words.
+base::Status source_stated(int errno_value);
+
+// For paths a user named on a command line: symlinks followed, as any program follows them.
+class PlainSourceAccess final : public SourceAccess {
+ public:
+  base::Result<io::UniqueFd> open(const CatalogFile& file, struct stat* st) const override;
+  base::Status stat(const CatalogFile& file, struct stat* st) const override;
+  base::Result<io::UniqueFd> open_sidecar(const CatalogFile& file, struct stat* dir_st) const override;
+};
+
+}  // namespace mibz2::catalog
