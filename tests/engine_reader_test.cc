@@ -432,7 +432,7 @@ TEST(EngineConcurrent, AReadWaitingForADecodeHoldsNoThread) {
     std::thread::id thread;
   };
   auto collect = [](Answer& a) {
-    return [&a](ssize_t n, std::vector<engine::Slice>& slices) {
+    return [&a](ssize_t n, std::vector<engine::Slice>& slices, const engine::ReadFailure*) {
       a.n = n;
       for (const engine::Slice& sl : slices) a.bytes.insert(a.bytes.end(), sl.data, sl.data + sl.size);
       a.thread = std::this_thread::get_id();

@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
 
   mibz2::index::IndexStore store(index_dir);
   const mibz2::catalog::IndexStatus got = [&] {
-    mibz2::programs::IndexAccess access("mibz2-bench-engine", threads, index_dir);
+    mibz2::programs::IndexAccess access("mibz2-bench-engine", {.threads = threads, .index_dir = index_dir});
     return access.obtain(access.file(path), path, false, true);
   }();
   if (!got.ready()) return 1;  // obtain() said why
@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
   for (const bool whole : {true, false}) {
     mibz2::engine::EngineOptions eo;
     eo.threads = threads;
-    eo.cache_bytes = whole ? size + (size / 8) + (64u << 20) : std::max<uint64_t>(size / 8, 16u << 20);
+    eo.cache_size = whole ? size + (size / 8) + (64u << 20) : std::max<uint64_t>(size / 8, 16u << 20);
     mibz2::engine::Engine eng(eo);
     mibz2::catalog::Catalog catalog(eng, store);
     auto opened = catalog.open(catalog.add(mibz2::io::absolute_path(path)));

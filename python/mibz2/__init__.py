@@ -38,7 +38,6 @@ from __future__ import annotations
 import atexit
 import errno
 import io
-import json
 import operator
 import os
 import threading
@@ -423,8 +422,7 @@ def index(path: PathLike, *, force: bool = False, threads: Optional[int] = None,
     ``done == total`` when a build finished). Raises OSError as :func:`open` does."""
     raw, shown = _names(path)
     _check_file(raw, shown)
-    out = _engine(threads, cache_size, index_dir).index(raw, raw, force, progress)
-    return json.loads(out.decode("utf-8", "surrogateescape"))
+    return _engine(threads, cache_size, index_dir).index(raw, raw, force, progress)
 
 
 def info(path: PathLike, *, threads: Optional[int] = None, cache_size: Union[int, str, None] = None,
