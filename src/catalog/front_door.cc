@@ -19,10 +19,13 @@ engine::EngineOptions engine_options(const FrontDoorOptions& o) {
 
 // What an entry holds of memory while it is kept: the entry itself and its path, and its index
 // (records and newline counts) with the Reader made from it (a byte or two of bookkeeping a block).
-uint64_t memory_of(const CatalogFile& file) {
+// *with_index: whether it had an index to count.
+uint64_t memory_of(const CatalogFile& file, bool* with_index) {
   constexpr uint64_t kEntry = 1024;  // CatalogFile, its map and list nodes, a Reader's fixed part
   uint64_t bytes = kEntry + file.path().size();
-  if (const std::shared_ptr<const index::BlockIndex> idx = file.status().index)
+  const std::shared_ptr<const index::BlockIndex> idx = file.current().index;
+  *with_index = idx != nullptr;
+  if (idx)
     bytes += sizeof(index::BlockIndex) + idx->blocks.capacity() * (sizeof(index::BlockRecord) + 2) +
              idx->newlines.capacity() * sizeof(uint32_t);
   return bytes;
@@ -53,11 +56,10 @@ FileRef FrontDoor::file(const std::string& path) {
   FileRef file;
   if (auto it = by_path_.find(absolute); it != by_path_.end()) {
     kept_.splice(kept_.begin(), kept_, it->second);  // most recently named first
-    file = kept_.front();
+    file = kept_.front().file;
   } else {
-    // (The Catalog's mutex is taken under this one, never the reverse.)
     file = catalog_->add(absolute);
-    kept_.push_front(file);
+    kept_.push_front({file});
     by_path_.emplace(absolute, kept_.begin());
   }
   forget_idle_locked();
@@ -67,18 +69,20 @@ FileRef FrontDoor::file(const std::string& path) {
 void FrontDoor::forget_idle_locked() {
   // An entry is idle when the list holds the only reference: no handle, no caller, no build has it.
   // The newest idle ones are kept while they fit; in-use ones are never forgotten (nor counted).
+  // Each is measured once (again once it has an index), so a walk is a few ns an entry.
   uint64_t idle_bytes = 0;
   for (auto it = kept_.begin(); it != kept_.end();) {
-    if (it->use_count() > 1) {
+    if (it->file.use_count() > 1) {
       ++it;
       continue;
     }
-    idle_bytes += memory_of(**it);
+    if (!it->with_index) it->bytes = memory_of(*it->file, &it->with_index);
+    idle_bytes += it->bytes;
     if (idle_bytes <= idle_files_bytes_) {
       ++it;
       continue;
     }
-    by_path_.erase((*it)->path());
+    by_path_.erase(it->file->path());
     it = kept_.erase(it);
   }
 }

@@ -95,9 +95,16 @@ class FrontDoor {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<Catalog> catalog_;
 
-  mutable std::mutex mu_;  // a leaf lock: guards kept_ and by_path_ (never held across a catalog call)
-  std::list<FileRef> kept_;  // every entry file() handed out and not forgotten, most recently named first
-  std::unordered_map<std::string, std::list<FileRef>::iterator> by_path_;  // the same, by absolute path
+  struct Kept {
+    FileRef file;
+    uint64_t bytes = 0;       // what it holds, once measured idle (memory_of)
+    bool with_index = false;  // measured with its index (else measured again, once it has one)
+  };
+  // Taken before the Catalog's and a CatalogFile's own mutexes (Catalog::add, CatalogFile::current),
+  // never after; never held across I/O or a wait.
+  mutable std::mutex mu_;
+  std::list<Kept> kept_;  // guarded by mu_: every entry file() handed out and not forgotten, most recently named first
+  std::unordered_map<std::string, std::list<Kept>::iterator> by_path_;  // guarded by mu_: the same, by absolute path
 };
 
 }  // namespace mibz2::catalog
