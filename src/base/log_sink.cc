@@ -3,7 +3,6 @@
 #include <string_view>
 
 #include "base/words.h"
-#include "programs/cli_common.h"
 
 namespace mibz2::base {
 
