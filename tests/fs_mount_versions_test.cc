@@ -2,7 +2,7 @@
 // inode: `cat new > file`, `cp` over it, a download resumed into it). The kernel's page cache is per
 // inode and shared by every open descriptor of it: a mount that kept one inode for both contents
 // served one reader's pages to the other, so a descriptor opened on version a read version b's
-// bytes (issue 12: the soak's "mixed" and "wrong" reads). What must hold, for a compressed file
+// bytes (scripts/soak's "mixed" and "wrong" reads). What must hold, for a compressed file
 // and for a plain one alike: a later open reads exactly the new version, and the descriptor opened
 // before the rewrite reads only the old version's bytes at each offset, or fails; never the new.
 #include <fcntl.h>
