@@ -66,6 +66,7 @@ struct BuildDriver::Build : BuildTurn {
   bool once = false;                            // stream_once: no source to check, nothing to store
   index::BuildResult once_result;               // stream_once: the result, set before the file settles
   std::unique_ptr<index::BlockStream> stream;  // stream(): the consumer's blocks
+  GrownFile grown;                              // the file grew from its index before (grown_file.h)
   std::shared_ptr<index::IndexBuilder> builder;
   std::mutex mu;            // guards what follows (then the builder's lock: see the top of build_driver.h)
   unsigned jobs = 0;        // jobs queued or running on the pool (and a park or resume under way)
@@ -136,9 +137,13 @@ std::shared_ptr<BuildDriver::Build> BuildDriver::start_build(const FileRef& file
     build->file_bytes->reset(build->fd.get());
     build->bytes = build->file_bytes.get();
   }
+  // A file that grew keeps what it can of the index it had (never a stream: its consumer wants
+  // every block from the first).
+  if (!once && !stream) build->grown = grown_from(*file, build->id, *build->bytes);
+  const index::IndexPrefix* kept = build->grown.kept ? &*build->grown.kept : nullptr;
   const size_t window = kWindowPerThread * engine_.pool().threads();
   build->stream = std::move(stream);
-  build->builder = std::make_shared<index::IndexBuilder>(*build->bytes, window, build->stream.get());
+  build->builder = std::make_shared<index::IndexBuilder>(*build->bytes, window, build->stream.get(), kept);
   file->building_with(build->builder);
   {
     std::lock_guard lk(mu_);
@@ -359,9 +364,17 @@ void BuildDriver::finish_build(const std::shared_ptr<Build>& build) {
     std::lock_guard lk(mu_);
     stopping = stopping_;
   }
-  if (!stopping && (moved || (r.ok() && source_changed(*build)))) end_changed(*build);
-  else if (!r.ok()) end_failed(*build, std::move(r), stopping, cancelled_as);
-  else end_built(*build, std::move(r));
+  if (!stopping && (moved || (r.ok() && source_changed(*build)))) {
+    end_changed(*build, "the source changed while it was indexed");
+  } else if (!stopping && r.prefix_changed) {
+    // What the index before said of the old prefix is not so: nothing of it is kept any more.
+    build->file->forget_previous();
+    end_changed(*build, r.error.message());
+  } else if (!r.ok()) {
+    end_failed(*build, std::move(r), stopping, cancelled_as);
+  } else {
+    end_built(*build, std::move(r));
+  }
   if (!build->stream) {
     // The queue's build: its slot goes to the next.
     sched_.ended(*build);
@@ -370,9 +383,9 @@ void BuildDriver::finish_build(const std::shared_ptr<Build>& build) {
   release(build, /*bytes=*/true);
 }
 
-void BuildDriver::end_changed(const Build& build) {
+void BuildDriver::end_changed(const Build& build, const std::string& why) {
   // What was read is a mix of the file before and after: never stored, never served.
-  spdlog::info("{}: the source changed while it was indexed; indexing it again when it is needed", build.file->path());
+  spdlog::info("{}: {}; indexing it again when it is needed", build.file->path(), why);
   if (build.stream) {
     outcomes_.failed(build.file, base::Status::error(ESTALE, "the source changed while it was read"), {});
   } else {
@@ -406,9 +419,15 @@ void BuildDriver::end_built(const Build& build, index::BuildResult r) {
   IndexOrigin origin;
   origin.built = true;
   origin.index_path = store_.dir().empty() ? std::string() : store_.path_for(build.id);
-  const base::Status saved = store_.save(r.index);
+  const base::Status saved = store_.save(r.index, &origin.stored_file);
   origin.saved = saved.ok();
   origin.save_error = saved.message();
+  if (build.grown.kept) {
+    origin.blocks_kept = build.grown.kept->blocks.size();
+    origin.bytes_kept = build.builder->bytes_kept();
+  }
+  // Stored: the index of what the file was before it grew describes nothing any more.
+  if (saved.ok()) remove_superseded(store_, *build.file, build.grown);
   origin.notes = std::move(r.notes);  // (settling adds why no stored index was used)
   // Without a directory at all, whoever made the store said so already (the mount, at start).
   if (!origin.saved && !store_.dir().empty()) {
@@ -427,7 +446,8 @@ void BuildDriver::end_built(const Build& build, index::BuildResult r) {
 void BuildDriver::release(const std::shared_ptr<Build>& build, bool bytes) {
   // Last: the owner's destructor may go once builds_ is empty, so nothing of `this` is touched after.
   std::lock_guard lk(mu_);
-  if (bytes) busy_bytes_ += build->builder->bytes_done();
+  if (bytes) busy_bytes_ += build->builder->bytes_done() - build->builder->bytes_kept();
+  blocks_decoded_ += build->builder->decodes();
   builds_.erase(std::find(builds_.begin(), builds_.end(), build));
   if (builds_.empty()) {
     busy_total_ += std::chrono::steady_clock::now() - busy_since_;
@@ -531,6 +551,8 @@ BuildDriver::Activity BuildDriver::activity() const {
                                     : std::chrono::steady_clock::now() - busy_since_;
   if (!builds_.empty()) a.seconds = std::chrono::duration<double>(busy).count();
   a.build_seconds = std::chrono::duration<double>(busy_total_ + busy).count();
+  a.blocks_decoded = blocks_decoded_;
+  for (const auto& b : builds_) a.blocks_decoded += b->builder->decodes();
   return a;
 }
 
