@@ -30,6 +30,7 @@
 #include "catalog/read_handle.h"
 #include "engine/decoder_pool.h"
 #include "front_doors.h"
+#include "gil.h"
 #include "index/bzip2_head.h"
 #include "io/source_bytes.h"
 #include "version.h"
@@ -128,7 +129,7 @@ struct PyEngine {
     const catalog::IndexStatus got = obtain(file, false, progress);
     if (!got.ready()) raise_status(got.error.prefixed(shown + ": "));
     base::Result<std::unique_ptr<ReadHandle>> opened = [&] {
-      py::gil_scoped_release unlocked;
+      python::GilReleased unlocked;
       return door->open(file);
     }();
     if (!opened.ok()) raise_status(opened.status().prefixed(shown + ": "));
@@ -140,9 +141,9 @@ struct PyEngine {
     catalog::IndexStatus got;
     bool stopped = false;
     {
-      py::gil_scoped_release unlocked;
+      python::GilReleased unlocked;
       got = door->obtain(file, rebuild, [&](uint64_t done, uint64_t total) {
-        py::gil_scoped_acquire locked;
+        python::GilRetaken locked(unlocked);
         try {
           // Not while queued (total 0): a callback may divide by the total.
           if (!progress.is_none() && total != 0) progress(done, total);
@@ -165,7 +166,7 @@ size_t read_into(PyFile& f, uint64_t offset, py::buffer buffer) {
   py::buffer_info info = buffer.request(/*writable=*/true);
   const size_t length = static_cast<size_t>(info.size * info.itemsize);
   const catalog::ReadResult r = [&] {
-    py::gil_scoped_release unlocked;
+    python::GilReleased unlocked;
     return f.handle->read(offset, length, static_cast<uint8_t*>(info.ptr));
   }();
   if (!r.ok()) raise_read_failure(r.status(f.shown));
@@ -176,7 +177,7 @@ size_t read_into(PyFile& f, uint64_t offset, py::buffer buffer) {
 // built again first).
 std::tuple<std::optional<uint64_t>, std::string> line_count(PyFile& f) {
   const base::Result<ReadHandle::LineCount> got = [&] {
-    py::gil_scoped_release unlocked;
+    python::GilReleased unlocked;
     return f.handle->line_count();
   }();
   if (!got.ok()) raise_read_failure(got.status().prefixed(f.shown + ": "));
@@ -186,7 +187,7 @@ std::tuple<std::optional<uint64_t>, std::string> line_count(PyFile& f) {
 // ReadHandle::line_offset with the GIL released: it may decode the block that holds the line.
 uint64_t line_start(PyFile& f, uint64_t n) {
   const base::Result<uint64_t> start = [&] {
-    py::gil_scoped_release unlocked;
+    python::GilReleased unlocked;
     return f.handle->line_offset(n);
   }();
   if (!start.ok()) raise_read_failure(start.status().prefixed(f.shown + ": "));
@@ -206,7 +207,7 @@ py::bytes read_bytes(PyFile& f, uint64_t offset, size_t length) {
   size_t done = 0;
   base::Status failure;
   {
-    py::gil_scoped_release unlocked;
+    python::GilReleased unlocked;
     while (done < length) {
       const catalog::ReadResult r = f.handle->read(offset + done, length - done, data + done);
       if (!r.ok()) {
