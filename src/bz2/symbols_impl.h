@@ -13,7 +13,8 @@
 //  2. Zero runs and MTF over the stored symbols, in two loops without a branch on the symbol
 //     (whether a symbol is a run symbol or a literal is a coin toss to the branch predictor):
 //     a. runs folded into a list of literals, each with the length of the run before it
-//        (run_fold.h; the AVX-512 version folds 16 symbols at a time with prefix scans);
+//        (run_fold.h; the AVX-512 version folds 16 symbols at a time with prefix scans, the AVX2
+//        version 8 at a time with the scans' results looked up by literal mask);
 //     b. per literal: its run (a vector store of the front byte), then its MTF move. In the AVX2
 //        version the front 16 MTF entries live in a register and a move-to-front below 16 is one
 //        pshufb; with AVX-512 VBMI the front 64 entries live in a zmm register and a
@@ -198,6 +199,8 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
     uint32_t run_error_at = k;  // the symbol that made a run too long, if any
 #if MIBZ2_SYMBOLS_AVX512
     const uint32_t m = fold_runs_avx512(syms, k, runs, lits, &run_error_at);
+#elif MIBZ2_SYMBOLS_AVX2
+    const uint32_t m = fold_runs_avx2(syms, k, runs, lits, &run_error_at);
 #else
     const uint32_t m = fold_runs(syms, 0, k, runs, lits, 0, &run_error_at);
 #endif
