@@ -83,6 +83,23 @@ TEST_F(RemoteHttp, AMissingObjectIsENOENTNamingTheUrlAndStatus) {
   EXPECT_EQ(client.stats().retries, 0u);  // a 404 is no transient failure
 }
 
+TEST_F(RemoteHttp, APasswordInTheUrlNeverAppearsInAMessage) {
+  HttpOptions options;
+  options.first_backoff = std::chrono::milliseconds(1);
+  options.max_backoff = std::chrono::milliseconds(2);
+  options.connect_timeout = std::chrono::milliseconds(2000);
+  HttpClient client(options);
+  // Port 1 on loopback: nothing listens there; the connection is refused, five times.
+  base::Result<ObjectInfo> info = client.stat(object_at("http://alice:pw-never-shown@127.0.0.1:1/x.bz2"));
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.status().code(), EIO);
+  const std::string m = info.status().message();
+  EXPECT_EQ(m.find("pw-never-shown"), std::string::npos) << m;
+  EXPECT_EQ(m.find("alice"), std::string::npos) << m;
+  EXPECT_NE(m.find("http://127.0.0.1:1/x.bz2"), std::string::npos) << m;
+  EXPECT_NE(m.find("5 attempts"), std::string::npos) << m;
+}
+
 TEST_F(RemoteHttp, HttpsWithTheTestsCertificateSpeaksHttp2) {
   const Bytes data = serve("https.bin", 1'000'000, 5);
   HttpOptions options;
@@ -116,6 +133,33 @@ TEST_F(RemoteHttp, AnUntrustedCertificateFailsAtOnceSayingHowToTrustIt) {
   EXPECT_EQ(info.status().code(), EIO);
   EXPECT_NE(info.status().message().find("CURL_CA_BUNDLE"), std::string::npos) << info.status().message();
   EXPECT_EQ(client.stats().retries, 0u);
+}
+
+TEST_F(RemoteHttp, AwsCaBundleNamesTheCertificateOfAnS3Endpoint) {
+  // nginx over HTTPS stands for an S3-compatible store read anonymously: path-style, the bucket
+  // is a directory of its root.
+  const Bytes data = serve("ca-bucket/dump.bz2", 5000, 12);
+  HttpOptions options;
+  options.ca_bundle = "";  // the client's own default: the system's CAs
+  HttpClient client(options);
+  S3Options o;
+  o.anon = true;
+  o.endpoint_url = nginx_->https_url("");
+  const auto env_with = [&](bool ca) {
+    return [&, ca](const std::string& name) -> std::optional<std::string> {
+      if (ca && name == "AWS_CA_BUNDLE") return nginx_->ca_file();
+      return std::nullopt;
+    };
+  };
+  base::Result<S3Settings> trusted = resolve_s3_settings(o, env_with(true));
+  ASSERT_TRUE(trusted.ok()) << trusted.status().message();
+  base::Result<ObjectInfo> info = client.stat(*remote_object(*parse_source_url("s3://ca-bucket/dump.bz2"), &*trusted));
+  ASSERT_TRUE(info.ok()) << info.status().message();
+  EXPECT_EQ(info->size, data.size());
+  base::Result<S3Settings> untrusted = resolve_s3_settings(o, env_with(false));
+  info = client.stat(*remote_object(*parse_source_url("s3://ca-bucket/dump.bz2"), &*untrusted));
+  ASSERT_FALSE(info.ok());
+  EXPECT_NE(info.status().message().find("AWS_CA_BUNDLE"), std::string::npos) << info.status().message();
 }
 
 TEST_F(RemoteHttp, AReplacedObjectIsESTALEForTheOldIdentity) {
