@@ -260,6 +260,9 @@ S3Server* S3Server::shared(std::string* why) {
     s->key_ = s->process_->field("key");
     s->secret_ = s->process_->field("secret");
     s->region_ = s->process_->field("region");
+    s->session_key_ = s->process_->field("session_key");
+    s->session_secret_ = s->process_->field("session_secret");
+    s->session_token_ = s->process_->field("session_token");
     return s;
   }();
   if (!server) *why = failure;

@@ -95,6 +95,10 @@ class S3Server {
   const std::string& key() const { return key_; }            // the IAM user's access key id
   const std::string& secret() const { return secret_; }
   const std::string& region() const { return region_; }
+  // Temporary credentials (STS AssumeRole of a role allowed the same): key, secret, token.
+  const std::string& session_key() const { return session_key_; }
+  const std::string& session_secret() const { return session_secret_; }
+  const std::string& session_token() const { return session_token_; }
   // Setup (made with signatures off whatever the tests set); each fails the test if it fails.
   void make_bucket(const std::string& name);
   void put(const std::string& bucket, const std::string& key, std::span<const uint8_t> data, bool is_public = false);
@@ -107,7 +111,7 @@ class S3Server {
   void command(const std::string& json);
   TempDir scratch_;
   std::unique_ptr<ServerProcess> process_;
-  std::string endpoint_, key_, secret_, region_;
+  std::string endpoint_, key_, secret_, region_, session_key_, session_secret_, session_token_;
 };
 
 class FaultProxy {

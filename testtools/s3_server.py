@@ -7,7 +7,9 @@ process, on a free port, with an IAM user whose key signs requests.
 When it is ready it prints one line of JSON:
 
     {"port": N, "url": "http://127.0.0.1:N", "key": ACCESS_KEY_ID, "secret": SECRET_ACCESS_KEY,
-     "region": "us-east-1"}
+     "region": "us-east-1", "session_key": ..., "session_secret": ..., "session_token": ...}
+
+(the session_* fields: temporary credentials of a role allowed the same, from STS AssumeRole)
 
 then reads commands from its standard input, one JSON object a line, and answers each with one
 line of JSON ({"ok": true} or {"ok": false, "error": "..."}); it stops at the end of its input (or
@@ -67,8 +69,18 @@ def main():
     iam.create_user(UserName="mibz2-test")
     iam.put_user_policy(UserName="mibz2-test", PolicyName="s3", PolicyDocument=json.dumps(POLICY))
     key = iam.create_access_key(UserName="mibz2-test")["AccessKey"]
+    # Temporary credentials too (a key, a secret and a session token), of a role allowed the same.
+    trust = {"Version": "2012-10-17",
+             "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}]}
+    role = iam.create_role(RoleName="mibz2-test-role", AssumeRolePolicyDocument=json.dumps(trust))["Role"]
+    iam.put_role_policy(RoleName="mibz2-test-role", PolicyName="s3", PolicyDocument=json.dumps(POLICY))
+    sts = boto3.client("sts", endpoint_url=url, region_name=REGION, aws_access_key_id="setup",
+                       aws_secret_access_key="setup")
+    session = sts.assume_role(RoleArn=role["Arn"], RoleSessionName="mibz2-test")["Credentials"]
     print(json.dumps({"port": port, "url": url, "key": key["AccessKeyId"], "secret": key["SecretAccessKey"],
-                      "region": REGION}), flush=True)
+                      "region": REGION, "session_key": session["AccessKeyId"],
+                      "session_secret": session["SecretAccessKey"], "session_token": session["SessionToken"]}),
+          flush=True)
 
     for line in sys.stdin:
         if not line.strip():

@@ -126,6 +126,9 @@ class S3:
         self.process = ServerProcess([python, os.path.join(TESTTOOLS, "s3_server.py")])
         r = self.process.ready
         self.endpoint, self.key, self.secret, self.region = r["url"], r["key"], r["secret"], r["region"]
+        # Temporary credentials (STS AssumeRole of a role allowed the same).
+        self.session_key, self.session_secret, self.session_token = (
+            r["session_key"], r["session_secret"], r["session_token"])
 
     def _do(self, obj):
         answer = self.process.command(obj)

@@ -133,7 +133,9 @@ base::Result<ObjectInfo> HttpClient::stat(const RemoteObject& object, const std:
     const HttpReply r = transfer_.perform(rq);
     count(r);
     const bool ok = !r.curl_code && r.status >= 200 && r.status < 300;
-    if ((ok && !r.content_length) || (!r.curl_code && (r.status == 403 || r.status == 405 || r.status == 501))) {
+    // A HEAD refused, or failed with no body to say why (S3 says it in the XML of a GET's reply).
+    const bool ask_by_get = r.status == 403 || r.status == 405 || r.status == 501 || (object.s3 && r.status == 400);
+    if ((ok && !r.content_length) || (!r.curl_code && ask_by_get)) {
       by_get = true;
       return Attempt::done();
     }

@@ -79,7 +79,7 @@ class HttpClient {
 
   // The object's size, ETag and Last-Modified: HEAD, or a GET of its first byte when HEAD is
   // refused (S3 and presigned URLs answer 403 to a HEAD they were not signed for; some servers
-  // 405) or says no size.
+  // 405; S3's failures say why only in a GET's body) or says no size.
   base::Result<ObjectInfo> stat(const RemoteObject& object, const std::atomic<bool>* cancel = nullptr);
 
   // Bytes [offset, offset + length) of the object into `out`, all of them (the range must be

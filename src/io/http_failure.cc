@@ -66,9 +66,15 @@ base::Status transfer_failure(const HttpReply& r, const RemoteObject& object) {
 
 base::Status status_failure(const HttpReply& r, const RemoteObject& object) {
   const std::string words = object.shown + ": " + status_words(r);
-  if (r.status == 401 || r.status == 403) return base::Status::error(EACCES, words + ": access denied");
+  // S3 answers 400 for credentials it cannot take (a session token that expired or is not the
+  // session's, a key it does not know): refused access all the same.
+  const std::string code = object.s3 ? xml_first(r.error_body, "Code") : std::string();
+  const bool bad_credentials = code == "InvalidToken" || code == "ExpiredToken" || code == "TokenRefreshRequired" ||
+                               code == "InvalidAccessKeyId";
+  if (r.status == 401 || r.status == 403 || bad_credentials)
+    return base::Status::error(EACCES, words + ": access denied");
   if (r.status == 404 || r.status == 410) return base::Status::error(ENOENT, words + ": no such object");
-  if (object.s3 && r.status >= 300 && r.status < 400) {
+  if (object.s3 && r.status >= 300 && r.status < 500) {
     const std::string region = !r.bucket_region.empty() ? r.bucket_region : xml_first(r.error_body, "Region");
     if (!region.empty() && region != object.region)
       return base::Status::error(EIO, words + ": the bucket is in region " + region + ", not " + object.region +

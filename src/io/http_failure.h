@@ -27,8 +27,9 @@ std::string status_words(const HttpReply& reply);
 // A transfer that failed for good: EIO with the object's name, the words, and for a certificate
 // that is not trusted, how to trust one (CURL_CA_BUNDLE, AWS_CA_BUNDLE).
 base::Status transfer_failure(const HttpReply& reply, const RemoteObject& object);
-// A reply whose status is a failure: 401 and 403 EACCES, 404 and 410 ENOENT, 3xx of S3 (the
-// bucket is in another region: its name, when S3 says it) and anything else EIO.
+// A reply whose status is a failure: 401 and 403 EACCES (and S3's 400 for a token or key it
+// cannot take), 404 and 410 ENOENT, and anything else EIO (for S3 naming the bucket's region,
+// when S3 says it is another).
 base::Status status_failure(const HttpReply& reply, const RemoteObject& object);
 
 // The status with every credential of `object` (key id, secret, token) that may have slipped into
