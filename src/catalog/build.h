@@ -17,7 +17,7 @@
 #include "index/block_stream.h"
 #include "index/index_builder.h"
 #include "io/source_bytes.h"
-#include "io/unique_fd.h"
+#include "io/source.h"
 
 namespace mibz2::catalog {
 
@@ -41,22 +41,23 @@ inline constexpr unsigned kUrgentBuilds = 16;
 // second, not for the whole build.
 inline constexpr std::chrono::nanoseconds kBuildQuantum = std::chrono::seconds(1);
 
-// The bytes a build reads: SourceAccess::bytes over the build's descriptor, made anew when a build
-// that was parked (its descriptor closed: a parked build holds none) reopens its file to resume.
-// reset() is called only while no step of the build runs (a parked or resuming build has no job
-// on the pool), so the reads never race it.
+// The bytes a build reads: its opened source (SourceAccess::open_source), let go while the build is
+// parked (a parked build holds none: there may be many) and opened anew to resume. reset() and
+// take() are called only while no step of the build runs (a parked or resuming build has no job on
+// the pool), so the reads never race them.
 class ReopenedBytes final : public io::SourceBytes {
  public:
-  ReopenedBytes(const SourceAccess& access, uint64_t size) : io::SourceBytes(size), access_(access) {}
-  void reset(int fd) { inner_ = fd >= 0 ? access_.bytes(fd, size()) : nullptr; }
+  explicit ReopenedBytes(uint64_t size) : io::SourceBytes(size) {}
+  void reset(std::unique_ptr<io::Source> source) { inner_ = std::move(source); }
+  std::unique_ptr<io::Source> take() { return std::move(inner_); }
+  const io::Source* source() const { return inner_.get(); }
 
  private:
   io::SourceRead read_at(uint64_t offset, size_t len, uint8_t* out) const override {
     if (!inner_) return io::SourceRead::failure(EBADF, offset, len);
     return inner_->read(offset, len, out);
   }
-  const SourceAccess& access_;
-  std::unique_ptr<io::SourceBytes> inner_;
+  std::unique_ptr<io::Source> inner_;
 };
 
 // One build under way: the open source, the builder, and its jobs on the pool; its turn (BuildTurn:
@@ -64,8 +65,7 @@ class ReopenedBytes final : public io::SourceBytes {
 struct BuildDriver::Build : BuildTurn {
   explicit Build(FileRef f) : BuildTurn(std::move(f)) {}
   index::SourceIdentity id;
-  io::UniqueFd fd;                              // the source, read with pread (never mapped); none while parked
-  std::unique_ptr<ReopenedBytes> file_bytes;    // over fd (SourceAccess::bytes)
+  std::unique_ptr<ReopenedBytes> file_bytes;    // the opened source (none while parked)
   const io::SourceBytes* bytes = nullptr;   // what the builder reads: file_bytes, or stream_once's
   bool once = false;                            // stream_once: no source to check, nothing to store
   index::BuildResult once_result;               // stream_once: the result, set before the file settles

@@ -64,12 +64,11 @@ std::shared_ptr<BuildDriver::Build> BuildDriver::start_build(const FileRef& file
       if (slot) sched_.give_back(slot->urgent);
       return nullptr;
     }
-    build->fd = std::move(opened->fd);
     build->id = opened->id;
     spdlog::info("{}: indexing ({} compressed bytes)", file->path(), build->id.size);
     file->note_source_size(build->id.size);
-    build->file_bytes = std::make_unique<ReopenedBytes>(access_, build->id.size);
-    build->file_bytes->reset(build->fd.get());
+    build->file_bytes = std::make_unique<ReopenedBytes>(build->id.size);
+    build->file_bytes->reset(std::move(opened->source));
     build->bytes = build->file_bytes.get();
   }
   // A file that grew keeps what it can of the index it had (never a stream: its consumer wants
@@ -200,13 +199,12 @@ void BuildDriver::run_job(const std::shared_ptr<Build>& build, engine::WorkerCon
 }
 
 void BuildDriver::park_build(const std::shared_ptr<Build>& build) {
-  io::UniqueFd fd;
+  std::unique_ptr<io::Source> closing;
   {
     std::lock_guard lk(build->mu);
-    fd = std::move(build->fd);
-    build->file_bytes->reset(-1);
+    closing = build->file_bytes->take();
   }
-  fd.reset();  // a parked build holds no descriptor: there may be many
+  closing.reset();  // a parked build holds no source (no descriptor): there may be many
   spdlog::debug("{}: indexing steps aside for other files ({} of {} bytes done)", build->file->path(),
                 build->builder->bytes_done(), build->builder->bytes_total());
   const bool urgent = build->file->wanted_now();
@@ -233,8 +231,7 @@ void BuildDriver::resume_build(const std::shared_ptr<Build>& build) {
   const bool same = opened.ok() && opened->id == build->id;
   {
     std::lock_guard lk(build->mu);
-    build->fd = opened.ok() ? std::move(opened->fd) : io::UniqueFd();
-    build->file_bytes->reset(build->fd.get());
+    build->file_bytes->reset(opened.ok() ? std::move(opened->source) : nullptr);
     build->yielding = false;
     build->moved = !same;
   }

@@ -157,9 +157,11 @@ void BuildDriver::release(const std::shared_ptr<Build>& build, bool bytes) {
 }
 
 // Whether the file the build read is not the one it began with (truncated, rewritten in place):
-// the identity of the open descriptor now against the one taken at the start.
+// the identity of the opened source now against the one taken at the start.
 bool BuildDriver::source_changed(const Build& build) const {
-  const base::Result<index::SourceIdentity> now = index::identify_source(build.fd.get());
+  const io::Source* source = build.file_bytes ? build.file_bytes->source() : nullptr;
+  if (!source) return true;
+  const base::Result<index::SourceIdentity> now = index::identify_source(*source);
   return !now.ok() || !(*now == build.id);
 }
 

@@ -46,14 +46,13 @@ void Catalog::settle_ready(const FileRef& file, std::shared_ptr<const index::Blo
 }
 
 void Catalog::settle_failed(const FileRef& file, base::Status why, IndexOrigin origin) {
-  struct stat st;
-  const bool known = access_.stat(*file, &st).ok();
+  const base::Result<io::SourceStamp> now = access_.stamp(*file);
   if (!base::is_stopped(why)) {
     std::lock_guard lk(mu_);
     ++failures_;
   }
   file->settle_failed(std::move(why), std::move(origin),
-                      known ? index::SourceIdentity::from_stat(st) : index::SourceIdentity{});
+                      now.ok() ? index::SourceIdentity::from_stamp(*now) : index::SourceIdentity{});
 }
 
 void Catalog::fail_for_now(const FileRef& file, base::Status why, IndexOrigin origin) {
@@ -158,9 +157,9 @@ bool Catalog::wait_for(const FileRef& file, std::chrono::milliseconds timeout) {
 IndexStatus Catalog::status(const FileRef& file) const { return file->status(); }
 
 bool Catalog::refresh(const FileRef& file) {
-  struct stat st;
-  if (!access_.stat(*file, &st).ok()) return false;  // gone: the open will fail on its own
-  const index::SourceIdentity now = index::SourceIdentity::from_stat(st);
+  const base::Result<io::SourceStamp> stamp = access_.stamp(*file);
+  if (!stamp.ok()) return false;  // gone: the open will fail on its own
+  const index::SourceIdentity now = index::SourceIdentity::from_stamp(*stamp);
   std::shared_ptr<const index::BlockIndex> confirming;
   if (file->compare(now, &confirming) == CatalogFile::Change::kNone) return false;
   // Only the ctime moved: a chmod, or content rewritten in place with size and mtime put back.
@@ -237,7 +236,7 @@ base::Result<std::shared_ptr<engine::Reader>> Catalog::open(const FileRef& file,
       error = opened.status();
       continue;
     }
-    base::Result<std::shared_ptr<engine::Reader>> made = engine_.open(file_id, file->path(), opened->fd.release(), opened->id, idx);
+    base::Result<std::shared_ptr<engine::Reader>> made = engine_.open(file_id, file->path(), std::move(opened->source), opened->id, idx);
     if (!made.ok()) {
       error = made.status();
       spdlog::debug("{}: open: {}", file->path(), error.message());

@@ -139,6 +139,16 @@ base::Result<SourceIdentity> identify_source(int fd) {
   return id;
 }
 
+base::Result<SourceIdentity> identify_source(const io::Source& source) {
+  const base::Result<io::SourceStamp> stamp = source.stamp_now();
+  MIBZ2_FORWARD_IF_ERROR(stamp);
+  SourceIdentity id = SourceIdentity::from_stamp(*stamp);
+  const base::Result<uint64_t> fingerprint = fingerprint_of(source, id.size);
+  MIBZ2_FORWARD_IF_ERROR(fingerprint);
+  id.fingerprint = *fingerprint;
+  return id;
+}
+
 uint64_t max_index_file_size(uint64_t source_size) {
   // FORMAT.md: records do not overlap; a block is at least 48 bits long, and a shorter damaged
   // stretch always ends at a block or an end-of-stream marker (at least 48 bits), so two records

@@ -13,6 +13,7 @@
 
 #include "base/status.h"
 #include "index/block_index.h"
+#include "io/source.h"
 #include "io/source_bytes.h"
 
 namespace mibz2::index {
@@ -23,6 +24,8 @@ std::string default_index_dir();
 // Size, mtime, inode and the fingerprint (XXH3-64 of the first and last 64 KiB) of an open file;
 // or why they cannot be had (the machine's: the stat or a read failed, or the file shrank).
 base::Result<SourceIdentity> identify_source(int fd);
+// The same of an opened source of any kind: its stamp now, and the fingerprint read through it.
+base::Result<SourceIdentity> identify_source(const io::Source& source);
 // The fingerprint of the first `size` bytes of `source`, as identify_source takes it of a file of
 // that size (so also the fingerprint a file that grew had at that size); or why it cannot be had
 // (a read failed; EIO: the source is shorter).
