@@ -22,17 +22,21 @@
 #include <vector>
 
 #include "base/log_sink.h"
-#include "base/log_sink.h"
 #include "base/memory_policy.h"
+#include "base/settings.h"
 #include "catalog/file_report.h"
 #include "catalog/front_door.h"
 #include "catalog/name_mapping.h"
 #include "catalog/read_handle.h"
 #include "engine/decoder_pool.h"
 #include "front_doors.h"
+#include "gil.h"
 #include "index/bzip2_head.h"
+#include "index/index_dir.h"
 #include "io/source_bytes.h"
+#include "py_args.h"
 #include "version.h"
+#include "writable_buffer.h"
 
 namespace py = pybind11;
 using namespace mibz2;
@@ -112,13 +116,13 @@ struct PyFile {
 struct PyEngine {
   std::shared_ptr<catalog::FrontDoor> door;
 
-  // Loads or builds the index of `path` (bytes, as os.fsencode gives), calling `progress(done,
-  // total)` (compressed bytes) while it is built and once at its end (done == total, see
-  // FrontDoor::obtain); returns what mibz2.info() returns.
+  // Loads or builds (`force`: builds even when one is current) the index of `path` (bytes, as
+  // os.fsencode gives), calling `progress(done, total)` (compressed bytes) while it is built and
+  // once at its end (done == total, see FrontDoor::obtain); returns what mibz2.info() returns.
   // Ctrl-C, or an exception in `progress`, stops the wait (the build goes on in the background).
-  py::dict index(const std::string& path, const std::string& shown, bool rebuild, py::object progress) {
+  py::dict index(const std::string& path, const std::string& shown, bool force, py::object progress) {
     const catalog::FileRef file = door->file(path);
-    const catalog::IndexStatus got = obtain(file, rebuild, progress);
+    const catalog::IndexStatus got = obtain(file, force, progress);
     if (!got.ready()) raise_status(got.error.prefixed(shown + ": "));
     return report_dict(catalog::report_file(shown, got));
   }
@@ -128,7 +132,7 @@ struct PyEngine {
     const catalog::IndexStatus got = obtain(file, false, progress);
     if (!got.ready()) raise_status(got.error.prefixed(shown + ": "));
     base::Result<std::unique_ptr<ReadHandle>> opened = [&] {
-      py::gil_scoped_release unlocked;
+      python::GilReleased unlocked;
       return door->open(file);
     }();
     if (!opened.ok()) raise_status(opened.status().prefixed(shown + ": "));
@@ -140,9 +144,9 @@ struct PyEngine {
     catalog::IndexStatus got;
     bool stopped = false;
     {
-      py::gil_scoped_release unlocked;
+      python::GilReleased unlocked;
       got = door->obtain(file, rebuild, [&](uint64_t done, uint64_t total) {
-        py::gil_scoped_acquire locked;
+        python::GilRetaken locked(unlocked);
         try {
           // Not while queued (total 0): a callback may divide by the total.
           if (!progress.is_none() && total != 0) progress(done, total);
@@ -160,13 +164,13 @@ struct PyEngine {
   }
 };
 
-// ReadHandle::read with the GIL released; the buffer stays valid (its owner holds it) meanwhile.
-size_t read_into(PyFile& f, uint64_t offset, py::buffer buffer) {
-  py::buffer_info info = buffer.request(/*writable=*/true);
-  const size_t length = static_cast<size_t>(info.size * info.itemsize);
+// ReadHandle::read into a writable, C-contiguous buffer, with the GIL released; the buffer stays
+// valid (its owner holds it) meanwhile.
+size_t read_into(PyFile& f, py::handle buffer, python::Offset offset) {
+  const python::WritableBuffer out(buffer, "readinto");
   const catalog::ReadResult r = [&] {
-    py::gil_scoped_release unlocked;
-    return f.handle->read(offset, length, static_cast<uint8_t*>(info.ptr));
+    python::GilReleased unlocked;
+    return f.handle->read(offset.value, out.size(), out.data());
   }();
   if (!r.ok()) raise_read_failure(r.status(f.shown));
   return r.bytes;
@@ -176,7 +180,7 @@ size_t read_into(PyFile& f, uint64_t offset, py::buffer buffer) {
 // built again first).
 std::tuple<std::optional<uint64_t>, std::string> line_count(PyFile& f) {
   const base::Result<ReadHandle::LineCount> got = [&] {
-    py::gil_scoped_release unlocked;
+    python::GilReleased unlocked;
     return f.handle->line_count();
   }();
   if (!got.ok()) raise_read_failure(got.status().prefixed(f.shown + ": "));
@@ -184,19 +188,21 @@ std::tuple<std::optional<uint64_t>, std::string> line_count(PyFile& f) {
 }
 
 // ReadHandle::line_offset with the GIL released: it may decode the block that holds the line.
-uint64_t line_start(PyFile& f, uint64_t n) {
+uint64_t line_offset(PyFile& f, python::LineNumber n) {
   const base::Result<uint64_t> start = [&] {
-    py::gil_scoped_release unlocked;
-    return f.handle->line_offset(n);
+    python::GilReleased unlocked;
+    return f.handle->line_offset(n.value);
   }();
   if (!start.ok()) raise_read_failure(start.status().prefixed(f.shown + ": "));
   return *start;
 }
 
-// Up to `length` bytes at `offset` as a new bytes object, filled with the GIL released: fewer at
+// Up to `size` bytes at `offset` as a new bytes object, filled with the GIL released: fewer at
 // the end of the file, or where an error stops the read after some bytes (the next read there
 // raises it).
-py::bytes read_bytes(PyFile& f, uint64_t offset, size_t length) {
+py::bytes read_bytes(PyFile& f, python::ByteCount count, python::Offset at) {
+  const uint64_t offset = at.value;
+  size_t length = count.value;
   const uint64_t size = f.size();
   if (offset >= size) return py::bytes();
   length = static_cast<size_t>(std::min<uint64_t>(length, size - offset));
@@ -206,7 +212,7 @@ py::bytes read_bytes(PyFile& f, uint64_t offset, size_t length) {
   size_t done = 0;
   base::Status failure;
   {
-    py::gil_scoped_release unlocked;
+    python::GilReleased unlocked;
     while (done < length) {
       const catalog::ReadResult r = f.handle->read(offset + done, length - done, data + done);
       if (!r.ok()) {
@@ -265,28 +271,45 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<PyFile>(m, "File", "One open of an indexed .bz2 file, read by decompressed position.")
       .def_property_readonly("size", &PyFile::size, "The decompressed size in bytes.")
-      .def("readinto", &read_into, py::arg("offset"), py::arg("buffer"),
-           "Reads at `offset` into the writable buffer; returns the byte count (0 at the end).")
-      .def("pread", &read_bytes, py::arg("offset"), py::arg("length"),
-           "Up to `length` bytes at `offset` (fewer at the end, or before damage).")
+      .def("readinto", &read_into, py::arg("buffer"), py::arg("offset"),
+           "Reads at `offset` into the writable, C-contiguous buffer; returns the byte count (0 at the end).")
+      .def("pread", &read_bytes, py::arg("size"), py::arg("offset"),
+           "Up to `size` bytes at `offset` (fewer at the end, or before damage), as os.pread.")
       .def("line_count", &line_count,
            "(lines, \"\") as sed counts them, or (None, why) when the index cannot tell (damage, an old index).")
-      .def("line_start", &line_start, py::arg("n"),
+      .def("line_offset", &line_offset, py::arg("n"),
            "The offset where line `n` (1-based) starts: the size past the last line. OSError ENODATA "
            "(with why) when the index cannot tell, EINVAL for 0.");
 
   py::class_<PyEngine>(m, "Engine", "A decoder pool, block cache and index store shared by opens.")
-      .def(py::init([](unsigned threads, uint64_t cache_bytes, const std::string& index_dir) {
-             return PyEngine{python::front_door_for({threads, cache_bytes, index_dir})};
+      .def(py::init([](python::ThreadCount threads, python::CacheSize cache_size, const std::string& index_dir) {
+             return PyEngine{python::front_door_for({threads.value, cache_size.value, index_dir})};
            }),
-           py::arg("threads") = 0, py::arg("cache_bytes") = 0, py::arg("index_dir") = "")
+           py::arg("threads"), py::arg("cache_size"), py::arg("index_dir") = "")
       .def_property_readonly("threads", [](const PyEngine& e) { return e.door->engine().pool().threads(); })
-      .def_property_readonly("cache_bytes", [](const PyEngine& e) { return e.door->engine().options().cache_size; })
+      .def_property_readonly("cache_size", [](const PyEngine& e) { return e.door->engine().options().cache_size; })
       .def_property_readonly("index_dir", [](const PyEngine& e) { return py::bytes(e.door->store().dir()); })
-      .def("index", &PyEngine::index, py::arg("path"), py::arg("shown"), py::arg("rebuild") = false,
+      .def("index", &PyEngine::index, py::arg("path"), py::arg("shown"), py::arg("force") = false,
            py::arg("progress") = py::none())
       .def("open", &PyEngine::open, py::arg("path"), py::arg("shown"), py::arg("progress") = py::none());
 
+  m.def("parse_size", [](python::Size size) { return size.value; }, py::arg("size"),
+        "Bytes from an int or a SIZE string, by the rule of mibz2 and mibz2fs (K, M, G, T: powers of 1024).");
+  m.def("check_offset", [](python::Offset offset) { return offset.value; }, py::arg("offset"),
+        "`offset` when it may be a position (0 to 2**63 - 1, as io's), else ValueError or OverflowError.");
+  m.def("thread_count", [](python::ThreadCount n) { return n.value; }, py::arg("threads"),
+        "A decoder thread count (1 to 1024) from an int or a str, as mibz2 -j and mibz2fs -o threads.");
+  m.def("cache_size", [](python::CacheSize size) {
+    std::string warning;
+    (void)base::check_cache_size(size.value, base::physical_memory(), &warning);
+    if (!warning.empty() && PyErr_WarnEx(PyExc_RuntimeWarning, warning.c_str(), 1) != 0) throw py::error_already_set();
+    return size.value;
+  }, py::arg("cache_size"), "A block cache size (a SIZE, at least 1M), with a RuntimeWarning above physical memory.");
+  m.def("default_index_dir", []() -> std::optional<py::bytes> {
+    const index::DefaultIndexDir d = index::default_index_dir_of_process();
+    if (d.dir.empty()) return std::nullopt;
+    return py::bytes(d.dir);
+  }, "The index directory of the rule every front end follows when none is named (man mibz2fs, FILES), or None.");
   m.def("release_sessions", &python::release_front_doors,
         "Forgets this process's engines; each stops when its last open file is closed.");
   m.def("default_decoder_threads", &engine::default_decoder_threads, "CPUs this process may run on (affinity).");

@@ -46,14 +46,13 @@ void Catalog::settle_ready(const FileRef& file, std::shared_ptr<const index::Blo
 }
 
 void Catalog::settle_failed(const FileRef& file, base::Status why, IndexOrigin origin) {
-  struct stat st;
-  const bool known = access_.stat(*file, &st).ok();
+  const base::Result<io::SourceStamp> now = access_.stamp(*file);
   if (!base::is_stopped(why)) {
     std::lock_guard lk(mu_);
     ++failures_;
   }
   file->settle_failed(std::move(why), std::move(origin),
-                      known ? index::SourceIdentity::from_stat(st) : index::SourceIdentity{});
+                      now.ok() ? index::SourceIdentity::from_stamp(*now) : index::SourceIdentity{});
 }
 
 void Catalog::fail_for_now(const FileRef& file, base::Status why, IndexOrigin origin) {
@@ -68,7 +67,7 @@ void Catalog::built(const FileRef& file, std::shared_ptr<const index::BlockIndex
     // Counted before it settles: whoever sees it ready sees it counted.
     std::lock_guard lk(mu_);
     ++built_;
-    bytes_indexed_ += index->source.size;
+    bytes_indexed_ += index->source.size - origin.bytes_kept;  // what the build read
   }
   settle_ready(file, std::move(index), std::move(origin));
 }
@@ -158,9 +157,9 @@ bool Catalog::wait_for(const FileRef& file, std::chrono::milliseconds timeout) {
 IndexStatus Catalog::status(const FileRef& file) const { return file->status(); }
 
 bool Catalog::refresh(const FileRef& file) {
-  struct stat st;
-  if (!access_.stat(*file, &st).ok()) return false;  // gone: the open will fail on its own
-  const index::SourceIdentity now = index::SourceIdentity::from_stat(st);
+  const base::Result<io::SourceStamp> stamp = access_.stamp(*file);
+  if (!stamp.ok()) return false;  // gone: the open will fail on its own
+  const index::SourceIdentity now = index::SourceIdentity::from_stamp(*stamp);
   std::shared_ptr<const index::BlockIndex> confirming;
   if (file->compare(now, &confirming) == CatalogFile::Change::kNone) return false;
   // Only the ctime moved: a chmod, or content rewritten in place with size and mtime put back.
@@ -170,7 +169,7 @@ bool Catalog::refresh(const FileRef& file) {
     if (file->confirm(confirming, opened.ok() ? &opened->id : nullptr)) return false;
   }
   uint64_t forget_id = 0;
-  if (!file->go_stale(confirming, &forget_id)) return false;
+  if (!file->go_stale(confirming, now, &forget_id)) return false;
   spdlog::info("{}: source changed since it was indexed; indexing it again", file->path());
   if (forget_id) engine_.forget(forget_id);
   return true;
@@ -191,6 +190,7 @@ CatalogSummary Catalog::summary() const {
   s.seconds = activity.seconds;
   s.bytes_done = activity.bytes_done;
   s.build_seconds = activity.build_seconds;
+  s.blocks_decoded = activity.blocks_decoded;
   // Each file's lock alone (never with the catalog's), one at a time.
   for (const auto& weak : files) {
     const FileRef f = weak.lock();
@@ -203,7 +203,7 @@ CatalogSummary Catalog::summary() const {
     } else if (t.builder) {
       ++s.building;
       const uint64_t done = t.builder->bytes_done(), total = t.builder->bytes_total();
-      s.bytes_done += done;
+      s.bytes_done += done - t.builder->bytes_kept();  // (the rate: what it read)
       s.bytes_to_do += total > done ? total - done : 0;
     } else {
       ++s.queued;
@@ -236,7 +236,7 @@ base::Result<std::shared_ptr<engine::Reader>> Catalog::open(const FileRef& file,
       error = opened.status();
       continue;
     }
-    base::Result<std::shared_ptr<engine::Reader>> made = engine_.open(file_id, file->path(), opened->fd.release(), opened->id, idx);
+    base::Result<std::shared_ptr<engine::Reader>> made = engine_.open(file_id, file->path(), std::move(opened->source), opened->id, idx);
     if (!made.ok()) {
       error = made.status();
       spdlog::debug("{}: open: {}", file->path(), error.message());

@@ -19,7 +19,7 @@ StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
     return found;
   }
   const index::SourceIdentity& id = opened->id;
-  const std::unique_ptr<io::SourceBytes> source = access_.bytes(opened->fd.get(), id.size);
+  const io::Source& source = *opened->source;
   file.note_source_size(id.size);
   std::vector<std::string> not_used;  // why stored indexes were not used, for the build's origin
   std::string untrusted;              // those not believed (index_trust.h): logged once, not each load
@@ -31,8 +31,11 @@ StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
     base::Status why = std::move(got.why);
     if (got.load == index::Load::kCurrent || got.load == index::Load::kSameContent) {
       got.index.source.ctime_ns = id.ctime_ns;  // index files do not keep it: the file's, as just confirmed
+      // The file's own index in the index directory (made from this very file, not a copy's): the
+      // one a build of the file grown supersedes and removes.
+      if (got.load == index::Load::kCurrent && !sample) origin.stored_file = got.file;
       if (sample || got.load == index::Load::kSameContent)
-        why = accept_same_content(file, *source, id, &got.index, &origin);
+        why = accept_same_content(file, source, id, &got.index, &origin);
       if (why.ok()) {
         found.index = std::make_shared<const index::BlockIndex>(std::move(got.index));
         found.origin = std::move(origin);
@@ -62,16 +65,13 @@ StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
 
   // A sidecar published with the source, read only. Whatever its mtime and inode say, it is
   // checked against a sample of the source's blocks: it comes from elsewhere.
-  const std::string sidecar = file.path() + index::kSidecarSuffix;
-  struct stat sidecar_dir;
-  if (const base::Result<io::UniqueFd> sfd = access_.open_sidecar(file, &sidecar_dir); sfd.ok()) {
-    index::LoadedIndex got = index::read_index_file(sfd->get(), sidecar_dir, sidecar, id);
+  if (base::Result<index::LoadedIndex> got = access_.load_sidecar(file, id); got.ok()) {
     IndexOrigin from_sidecar;
-    from_sidecar.index_path = sidecar;
+    from_sidecar.index_path = file.path() + index::kSidecarSuffix;
     from_sidecar.sidecar = true;
-    if (consider(std::move(got), std::move(from_sidecar), /*sample=*/true)) return found;
-  } else if (sfd.status().code() != ENOENT) {
-    not_used.push_back(sfd.status().message());
+    if (consider(std::move(got).value(), std::move(from_sidecar), /*sample=*/true)) return found;
+  } else if (got.status().code() != ENOENT) {
+    not_used.push_back(got.status().message());
   }
 
   std::string why;

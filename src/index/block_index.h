@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "io/source_stamp.h"
+
 namespace mibz2::index {
 
 static_assert(std::endian::native == std::endian::little,
@@ -85,6 +87,10 @@ struct SourceIdentity {
             static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec),
             static_cast<uint64_t>(st.st_ino), 0,
             static_cast<uint64_t>(st.st_ctim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_ctim.tv_nsec)};
+  }
+  // The same from a source's stamp (io/source_stamp.h: a file's stat; a remote object's version).
+  static SourceIdentity from_stamp(const io::SourceStamp& st) {
+    return {st.size, st.mtime_ns, st.inode, 0, st.ctime_ns};
   }
   // The same file as far as stat can tell (size, mtime, inode; not the fingerprint).
   bool same_stat(const SourceIdentity& o) const { return size == o.size && mtime_ns == o.mtime_ns && inode == o.inode; }
