@@ -7,6 +7,7 @@
 #include <mutex>
 #include <new>
 
+#include "base/process_mutex.h"
 #include "base/sanitizers.h"
 
 namespace mibz2::base::buffer_memory {
@@ -18,7 +19,7 @@ struct Kept {
 };
 
 struct FreeList {
-  std::mutex mu;
+  ProcessMutex mu;  // safe across fork(): a child forked while decoders allocate takes it too
   std::deque<Kept> kept;  // oldest first
   size_t bytes = 0;
 };
