@@ -81,11 +81,18 @@ _pid = os.getpid()
 _inherited: list = []
 
 
-def _after_fork_in_child() -> None:
+def _forget_parent_engines() -> None:
     global _pid
     _inherited.extend(_engines.values())
     _engines.clear()
     _pid = os.getpid()
+
+
+def _after_fork_in_child() -> None:
+    # A thread of the parent may have held the lock at the fork: it would never be let go here.
+    global _engines_lock
+    _engines_lock = threading.Lock()
+    _forget_parent_engines()
 
 
 if hasattr(os, "register_at_fork"):
@@ -108,8 +115,8 @@ def _engine(threads, cache_size, index_dir):
     d = os.fsencode(os.path.abspath(os.fspath(index_dir))) if index_dir is not None else b""
     key = (t, c, d)
     with _engines_lock:
-        if os.getpid() != _pid:
-            _after_fork_in_child()
+        if os.getpid() != _pid:  # forked by a way that runs no fork handlers
+            _forget_parent_engines()
         e = _engines.get(key)
         if e is None:
             e = _engines[key] = _core.Engine(t, c, d)
