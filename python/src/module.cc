@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "base/log_sink.h"
-#include "base/memory_policy.h"
 #include "catalog/name_mapping.h"
 #include "engine/decoder_pool.h"
 #include "index/bzip2_head.h"
@@ -198,9 +197,6 @@ std::vector<std::tuple<py::bytes, py::bytes, std::string, bool>> map_directory(
 PYBIND11_MODULE(_core, m) {
   m.doc() = "The mibz2 engine (decoder pool, block cache, index store); use the mibz2 package.";
   m.attr("__version__") = MIBZ2FS_VERSION;
-  // Decoded blocks are large and freed in LRU order: each its own mapping, so resident memory
-  // follows the cache's bound (base/memory_policy.h), as in mibz2 and mibz2fs.
-  base::use_mappings_for_large_buffers();
   // The engine's log (damage found, indexes not stored) is the daemon's; here errors are raised.
   // MIBZ2_LOG=1 sends it to stderr, escaped as mibz2's is.
   spdlog::set_default_logger(

@@ -11,7 +11,6 @@
 #include <spdlog/spdlog.h>
 
 #include "base/log_sink.h"
-#include "base/memory_policy.h"
 #include "base/settings.h"
 #include "engine/decoder_pool.h"
 #include "io/paths.h"
@@ -82,7 +81,6 @@ int exit_status_of(const base::Status& failure) {
 }  // namespace mibz2::programs
 
 int main(int argc, char** argv) {
-  mibz2::base::use_mappings_for_large_buffers();  // memory_policy.h: resident memory follows the cache
   // The commands report to the user themselves (stderr, in their own words); the engine's log is
   // for the daemon. Should it ever be turned on, it goes to stderr (never into cat's output),
   // escaped as the daemon's is (log_sink.h).
