@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -336,6 +338,101 @@ TEST_F(Mibz2Lines, AnIndexWithoutLineCountsSaysSoAndStillServesBytes) {
   EXPECT_EQ(lines.status, 0) << lines.err;
   EXPECT_TRUE(same_bytes(lines.out, Bytes(plain.begin() + static_cast<ptrdiff_t>(walked_line_start(plain, 2)),
                                           plain.begin() + static_cast<ptrdiff_t>(walked_line_start(plain, 6)))));
+}
+
+// The index stored for `file` in `idx_dir` (made by `mibz2 index`), changed by `edit` and written
+// back with its checksum made right: what someone who can write the index directory can make.
+void edit_stored_index(const std::filesystem::path& idx_dir, const std::function<void(index::BlockIndex&)>& edit) {
+  std::vector<std::filesystem::path> stored;
+  for (const auto& e : std::filesystem::directory_iterator(idx_dir)) stored.push_back(e.path());
+  ASSERT_EQ(stored.size(), 1u);
+  auto parsed = index::parse(read_file(stored[0]));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_TRUE(parsed->has_line_counts());
+  edit(*parsed);
+  write_file(stored[0], index::serialize(*parsed));  // the same file rewritten: owner and mode kept
+}
+
+// The line count in `mibz2 info --json`, or -1.
+int64_t info_lines(const CommandResult& json) {
+  const std::string text = json.out_text();
+  const size_t at = text.find(",\"lines\":");
+  return at == std::string::npos || !std::isdigit(static_cast<unsigned char>(text[at + 9]))
+             ? -1 : static_cast<int64_t>(std::stoull(text.substr(at + 9)));
+}
+
+// The header's line count must be what the blocks' counts make (their sum, plus one when the last
+// line has no newline): an index edited otherwise is refused when it is read, said once, and the
+// file indexed again.
+TEST_F(Mibz2Lines, AnIndexWhoseLineCountIsNotTheSumOfItsBlocksIsRefusedWhenRead) {
+  const Bytes plain = varied_lines(3000, 21, 150000, true);
+  const std::filesystem::path file = dir_.write("edited.bz2", libbz2_compress(plain, 1));
+  const std::filesystem::path idx_dir = dir_.file("idx");
+  const std::string in_dir = "--index-dir " + q(idx_dir) + " ";
+  ASSERT_EQ(mibz2("index " + in_dir + q(file)).status, 0);
+  edit_stored_index(idx_dir, [](index::BlockIndex& i) { i.line_count += 5; });
+  const Ran json = mibz2("info --json " + in_dir + q(file));
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_EQ(info_lines(json), static_cast<int64_t>(sed_lines(plain))) << json.out_text();
+  EXPECT_NE(json.err.find("the line count does not match the newline counts"), std::string::npos) << json.err;
+}
+
+// Which of the two the header may say (the sum, or one more) is a fact about the file's last byte,
+// which only its decode shows: checked, as every block's own count is, when a read decodes the
+// last block; the index is then not believed, and the file indexed again.
+TEST_F(Mibz2Lines, ALineCountOneOffIsFoundWhenTheLastBlockIsRead) {
+  for (const bool final_newline : {true, false}) {
+    SCOPED_TRACE(final_newline ? "ends with a newline, count one more" : "ends without, count one less");
+    const Bytes plain = varied_lines(3000, 22, 150000, final_newline);
+    const std::filesystem::path file = dir_.write("off.bz2", libbz2_compress(plain, 1));
+    const std::filesystem::path idx_dir = dir_.file(final_newline ? "idx-nl" : "idx-no-nl");
+    const std::string in_dir = "--index-dir " + q(idx_dir) + " ";
+    ASSERT_EQ(mibz2("index " + in_dir + q(file)).status, 0);
+    edit_stored_index(idx_dir, [&](index::BlockIndex& i) { i.line_count += final_newline ? 1 : -1; });
+    const int64_t right = static_cast<int64_t>(sed_lines(plain));
+    // Believed until then (FORMAT.md, "Identity": what the per-read check finds, and when).
+    EXPECT_EQ(info_lines(mibz2("info --json " + in_dir + q(file))), right + (final_newline ? 1 : -1));
+    const Ran whole = mibz2("cat " + in_dir + q(file));
+    EXPECT_TRUE(same_bytes(whole.out, plain));
+    EXPECT_NE(whole.err.find("does not match"), std::string::npos) << whole.err;
+    EXPECT_EQ(info_lines(mibz2("info --json " + in_dir + q(file))), right) << "the edited index is still believed";
+  }
+}
+
+// Counts edited so that their sum stays (one block's one less, a later one's one more) are
+// consistent when the index is read: only the decode of a block whose count is wrong shows it.
+// Until then the lines after the first wrong count are numbered from it (FORMAT.md says so, as of
+// offsets shifted by a crafted index: who may write index files is what guards against it); once a
+// read decodes that block the index is not believed, never again, and lines are what sed numbers.
+TEST_F(Mibz2Lines, CompensatedCountsMisnumberLinesOnlyUntilTheBlockThatTellsIsRead) {
+  const Bytes plain = varied_lines(20000, 23, 1000, true);
+  const std::filesystem::path file = dir_.write("crafted.bz2", libbz2_compress(plain, 1));
+  const std::filesystem::path idx_dir = dir_.file("idx");
+  const std::string in_dir = "--index-dir " + q(idx_dir) + " ";
+  ASSERT_EQ(mibz2("index " + in_dir + q(file)).status, 0);
+  uint64_t block1_start = 0;
+  edit_stored_index(idx_dir, [&](index::BlockIndex& i) {
+    ASSERT_GE(i.blocks.size(), 4u);
+    i.newlines[0] -= 1;
+    i.newlines[2] += 1;
+    block1_start = i.blocks[1].out_offset;
+  });
+  const uint64_t k = line_at(plain, block1_start) + 2;  // a line that starts in block 1
+  auto line = [&](uint64_t n) {
+    return Bytes(plain.begin() + static_cast<ptrdiff_t>(walked_line_start(plain, n)),
+                 plain.begin() + static_cast<ptrdiff_t>(walked_line_start(plain, n + 1)));
+  };
+  // Line k is looked for in block 1 only, one newline too far: what the believed index calls line k.
+  const Ran believed = mibz2("cat --lines " + std::to_string(k) + " " + in_dir + q(file));
+  EXPECT_EQ(believed.status, 0) << believed.err;
+  EXPECT_TRUE(same_bytes(believed.out, line(k + 1)));
+  // A read of the whole file decodes blocks 0 and 2 (read-ahead may have decoded block 2 already).
+  const Ran whole = mibz2("cat " + in_dir + q(file));
+  EXPECT_EQ(whole.status, 0) << whole.err;
+  EXPECT_TRUE(same_bytes(whole.out, plain));
+  const Ran after = mibz2("cat --lines " + std::to_string(k) + " " + in_dir + q(file));
+  EXPECT_EQ(after.status, 0) << after.err;
+  EXPECT_TRUE(same_bytes(after.out, line(k)));
 }
 
 // An empty file has no lines, whatever its index: info says 0 (even with an index of version 2),

@@ -154,7 +154,8 @@ class Mibz2RawFile(io.RawIOBase):
     Reads go to the shared engine with the GIL released. ``pread(size, offset)`` reads at a
     position without moving the stream's (several threads may use it at once). ``size`` is the
     decompressed size; ``line_count``, ``line_offset(n)`` and ``seek_line(n)`` answer from the
-    index's line counts. Made by :func:`mibz2.open`; use that.
+    index's line counts (checked as ``man mibz2`` LINES says: their sum when the index is read,
+    each block's count when a read decodes it). Made by :func:`mibz2.open`; use that.
     """
 
     def __init__(self, path: PathLike, *, threads=None, cache_size=None, index_dir=None,
