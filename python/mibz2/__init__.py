@@ -26,6 +26,9 @@ default to what this process may use (mibz2._defaults: CPU affinity, cgroup CPU 
 memory limit, a Dask worker's nthreads and memory_limit). Every open with the same settings in a
 process shares one engine (threads and cache). ``index_dir`` is where indexes are stored (default
 as mibz2's: $MIBZ2_INDEX_DIR, else ~/.cache/mibz2fs, root's /var/cache/mibz2fs).
+An index directory that is a symlink, is not a directory, or that someone else could write
+into is not used, as by mibz2 and mibz2fs: a RuntimeWarning names it and says why, and indexes
+are kept in this process's memory only.
 
 Errors. A file that is not bzip2 raises OSError(errno.EILSEQ, ...) when opened. Damage reads as
 through the mount: every byte of the sound blocks before it reads (``read(n)`` returns short at
@@ -42,6 +45,7 @@ import json
 import operator
 import os
 import threading
+import warnings
 from typing import Any, Callable, Dict, Optional, Union
 
 from . import _core
@@ -120,7 +124,17 @@ def _engine(threads, cache_size, index_dir):
         e = _engines.get(key)
         if e is None:
             e = _engines[key] = _core.Engine(t, c, d)
+            _warn_if_refused(e)
         return e
+
+
+def _warn_if_refused(engine) -> None:
+    # Said once per engine, as mibz2fs says it once at mount and mibz2 once per command: the
+    # directory (named, or the default) is not used, and indexes live in this process only.
+    problem = engine.index_dir_problem
+    if problem:
+        warnings.warn(f"{os.fsdecode(problem)}: indexes are kept in memory only, so every process "
+                      "indexes every file again", RuntimeWarning, stacklevel=4)
 
 
 @atexit.register

@@ -225,6 +225,8 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("threads", [](const PyEngine& e) { return e.session->engine().pool().threads(); })
       .def_property_readonly("cache_bytes", [](const PyEngine& e) { return e.session->engine().options().cache_bytes; })
       .def_property_readonly("index_dir", [](const PyEngine& e) { return py::bytes(e.session->store().dir()); })
+      .def_property_readonly("index_dir_problem", [](const PyEngine& e) { return py::bytes(e.session->store().problem()); },
+                             "Why the index directory is not used (a sentence naming it), or empty.")
       .def("index", &PyEngine::index, py::arg("path"), py::arg("shown"), py::arg("rebuild") = false,
            py::arg("progress") = py::none())
       .def("open", &PyEngine::open, py::arg("path"), py::arg("shown"), py::arg("progress") = py::none());

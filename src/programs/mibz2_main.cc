@@ -13,7 +13,7 @@
 #include "base/log_sink.h"
 #include "base/settings.h"
 #include "engine/decoder_pool.h"
-#include "io/paths.h"
+#include "index/index_dir.h"
 #include "programs/cli_common.h"
 #include "programs/commands.h"
 #include "programs/line_range.h"
@@ -190,7 +190,7 @@ int main(int argc, char** argv) {
 
   for (FileOptions* o : {static_cast<FileOptions*>(&cat), static_cast<FileOptions*>(&index),
                          static_cast<FileOptions*>(&info), &verify})
-    if (!o->index_dir.empty()) o->index_dir = mibz2::io::absolute_path(o->index_dir);
+    o->index_dir = mibz2::index::named_index_dir(o->index_dir);  // a symlink stays one: refused
   if (offset_opt->count()) cat.offset = offset;
   if (length_opt->count()) cat.length = length;
   if (lines_opt->count()) cat.lines = parse_line_range(lines);
