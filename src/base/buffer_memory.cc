@@ -31,6 +31,11 @@ FreeList& free_list() {
   static FreeList* const list = new FreeList;
   return *list;
 }
+// Made when the program (or the Python module) is loaded, before any of its threads runs: a
+// function's static is initialised under a once-flag, which a fork while another thread held it
+// would leave held in the child for ever. (Still a function's static, so that a static
+// initialiser of another file that allocates first finds it made.)
+[[maybe_unused]] FreeList& g_made_at_load = free_list();
 
 // buffer_memory.h: no mapping of our own, nothing kept, nothing rounded under AddressSanitizer.
 constexpr bool kMaps = !base::kAddressSanitizer;

@@ -14,6 +14,8 @@ ProcessMutex& sink_mutex() {
   static ProcessMutex* const mu = new ProcessMutex;
   return *mu;
 }
+// Made at load, before any thread (as buffer_memory.cc's free list, and for the same reason).
+[[maybe_unused]] ProcessMutex& g_made_at_load = sink_mutex();
 
 }  // namespace
 
