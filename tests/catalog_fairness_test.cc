@@ -1,4 +1,4 @@
-// How builds share the decoders (issue 23, item 3): a file of tiny streams that expand 900000:1
+// How builds share the decoders: a file of tiny streams that expand 900000:1
 // (100 streams of 50 bytes, each 45 MB of zeros: 5 KB that take seconds of every decoder) must not
 // hold up a file someone waits for, nor a small file queued in the background behind it. The
 // orders of events and the big file's progress are asserted, never times.

@@ -1,4 +1,4 @@
-// An index built once serves every copy (issue 14), without a mount: index files are named by the
+// An index built once serves every copy, without a mount: index files are named by the
 // source's content (size and fingerprint), so a copy (new path, mtime and inode) finds its index and
 // uses it once a sample of its blocks checks out, with no rebuild; a sidecar next to the source is
 // used the same way; and an index presented for another file of the same size, even one of the same
@@ -308,7 +308,7 @@ TEST_F(SameIdentityOtherBytes, BlockOutsideTheSampleFailsWithEioThenRebuilds) {
   EXPECT_EQ(log.count("fail until it is indexed again"), 1u) << log.all();
 }
 
-// Issue 23: an index believed without a sample (this file's own, current) in which every block from
+// A crafted index believed without a sample (this file's own, current) in which every block from
 // the third on is said to start 100,000 bytes later. Only the decode of the second block can tell;
 // the blocks after it match their records and are served at the forged offsets until then. Once
 // the mismatch is found, the Reader serves nothing more (not even blocks it had cached, nor the

@@ -1,5 +1,5 @@
 // A read error while a file is indexed, or while a copy's index is validated, is a failure of the
-// machine's, not a fact about the file (DESIGN.md): the Catalog settles the file failed as
+// machine's, not a fact about the file (docs/ARCHITECTURE.md): the Catalog settles the file failed as
 // kEnvironment with the errno in its words, stores nothing, and tries once more at the next
 // request that needs the file now: one attempt shared by everyone who asks meanwhile, none from
 // the tree walk (kSoon), no loop. Once the source reads, the file is indexed whole (or its index

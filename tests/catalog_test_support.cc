@@ -10,7 +10,7 @@ namespace mibz2::test {
 engine::EngineOptions options(unsigned threads, uint64_t cache_bytes, bool readahead) {
   engine::EngineOptions o;
   o.threads = threads;
-  o.cache_bytes = cache_bytes;
+  o.cache_size = cache_bytes;
   o.readahead = readahead;
   return o;
 }

@@ -287,7 +287,7 @@ TEST(DecoderPoolConcurrent, DemandArrivingWhileReadAheadIsQueuedJumpsAhead) {
   EXPECT_EQ(rec.order.back(), "b");
 }
 
-// Issue 15: read-ahead never takes the last worker, so a demand job (a reader waiting) never waits
+// Read-ahead never takes the last worker, so a demand job (a reader waiting) never waits
 // for a read-ahead decode to end. Two workers, two read-ahead jobs that hold their worker: one
 // runs, the other stays queued, and a demand job submitted then runs on the free worker.
 TEST(DecoderPoolConcurrent, ReadAheadNeverTakesTheLastWorker) {

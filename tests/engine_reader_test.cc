@@ -287,7 +287,7 @@ uint64_t held_cost(const std::vector<BlockRef>& held) {
 // while it copies) hold memory the cache cannot free. When they hold all of its capacity, a block
 // decoded now is handed to its reader and not kept: before, the cache took it anyway, and in a
 // memory cgroup at the documented bound 16 readers of 45 MB blocks held enough to get mibz2fs
-// OOM-killed (issue 23).
+// OOM-killed.
 TEST(EngineConcurrent, BlocksHeldPastTheirEvictionLeaveNoRoomToGrowPastTheCapacity) {
   const Source& s = text_source();
   ASSERT_GE(s.blocks(), 6u);
@@ -325,7 +325,7 @@ TEST(EngineConcurrent, BlocksHeldPastTheirEvictionLeaveNoRoomToGrowPastTheCapaci
 // A read over a cached block and one still to decode waits for the second with a copy of its part
 // of the first, not the first block itself: held while the read waits behind a queue of decodes
 // (hundreds of ms with blocks of 45 MB), a whole block kept its room in the cache from every
-// block decoded meanwhile, and those were not kept (issue 23).
+// block decoded meanwhile, and those were not kept.
 TEST(EngineConcurrent, AReadWaitingForOneBlockHoldsNoOtherWholeBlock) {
   const Source& s = text_source();
   Engine e(options(1, kTestCacheBytes, false));
@@ -409,7 +409,7 @@ TEST(EngineConcurrent, SixteenReadersRacingForColdBlocksDecodeEachOnce) {
   }
 }
 
-// A read waiting for a decode holds no thread (issue 15): read_async returns at once, a cached
+// A read waiting for a decode holds no thread: read_async returns at once, a cached
 // read on the same thread meanwhile is answered before it returns, and the waiting read is
 // answered, with its bytes, by the decoder thread when the decode ends. One decoder, kept busy.
 TEST(EngineConcurrent, AReadWaitingForADecodeHoldsNoThread) {
@@ -432,7 +432,7 @@ TEST(EngineConcurrent, AReadWaitingForADecodeHoldsNoThread) {
     std::thread::id thread;
   };
   auto collect = [](Answer& a) {
-    return [&a](ssize_t n, std::vector<engine::Slice>& slices) {
+    return [&a](ssize_t n, std::vector<engine::Slice>& slices, const engine::ReadFailure*) {
       a.n = n;
       for (const engine::Slice& sl : slices) a.bytes.insert(a.bytes.end(), sl.data, sl.data + sl.size);
       a.thread = std::this_thread::get_id();
@@ -622,8 +622,8 @@ TEST(EngineConcurrent, SourceChangedUnderAnOpenReaderGivesEio) {
   EXPECT_EQ(reader->read(s.block_start(2), 1000, buf.data()), -EIO);
   EXPECT_GE(stat(e.stats().decode_errors), 1u);
   // The index no longer describes the source: from now on nothing is served through this Reader,
-  // neither what is cached nor blocks whose bytes did not change (issue 23: an index found wrong
-  // in one place may be wrong anywhere).
+  // neither what is cached nor blocks whose bytes did not change (an index found wrong in one place
+  // may be wrong anywhere).
   EXPECT_TRUE(reader->distrusted());
   EXPECT_EQ(reader->read(s.block_start(0) + 500, 1000, buf.data()), -EIO) << "a cached block";
   EXPECT_EQ(reader->read(s.block_start(1), 1000, buf.data()), -EIO) << "a block that did not change";

@@ -1,4 +1,4 @@
-// Many readers through a real mount at once (issue 15): the kernel is let hand them all over to
+// Many readers through a real mount at once: the kernel is let hand them all over to
 // the daemon, a block many of them want is decoded once, and every reader gets the right bytes
 // when the reply is written straight from the cached blocks.
 #include <fcntl.h>

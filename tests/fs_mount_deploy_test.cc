@@ -1,4 +1,4 @@
-// mibz2fs as real deployments run it (issue 13, items 9-11 and 13), mounted for real: root with
+// mibz2fs as real deployments run it, mounted for real: root with
 // no HOME (an fstab or systemd mount) keeps its indexes in /var/cache/mibz2fs and reuses them;
 // `df` shows the decompressed content and nothing free; `cp -a` copies no user.mibz2fs.*
 // attribute; and the README's fstab lines and systemd mount unit work as written.

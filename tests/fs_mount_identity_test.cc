@@ -1,4 +1,4 @@
-// An index built once serves every copy and every machine (issue 14), mounted for real: a copied dump
+// An index built once serves every copy and every machine, mounted for real: a copied dump
 // (new path, mtime and inode) mounts with no rebuild; a file of the same size and fingerprint as
 // another is never served from the other's index; two mounts sharing an index directory and
 // building the same index at once end with one valid index; a sidecar index is used from a

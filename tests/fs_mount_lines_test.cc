@@ -1,4 +1,4 @@
-// user.mibz2fs.lines through a real mount (issue 26, item 3): on files made by bzip2, lbzip2 and
+// user.mibz2fs.lines through a real mount: on files made by bzip2, lbzip2 and
 // pbzip2, a multistream file of mixed levels whose last line has no newline, and an empty one, the
 // attribute is what `bzip2 -dc FILE | sed -n '$='` says; a damaged file says its lines are unknown
 // and why; a file whose index is not ready answers ENODATA at once (builds held back by mibz2fs's

@@ -2,7 +2,7 @@
 // mibz2fs MEMORY: peak resident memory at most cache_size + threads x 64 MiB + 64 MiB, during index
 // builds and reads alike): mibz2fs with cache_size=64M,threads=2 started in a memory cgroup limited
 // to that bound, 256 MiB, indexes and serves a file of 20 blocks that each expand to 45 MB to 16
-// random readers and then 8 sequential ones, as issue 23 found it. Before the fix the OOM killer
+// random readers and then 8 sequential ones, as a review of the bound found it. Before the fix the OOM killer
 // ended it in every run (anon-rss 261 MB) and took the mount with it (ENOTCONN for every reader).
 //
 // Skipped without a memory cgroup this process may make (cgroup v1 or v2), and under sanitizers,

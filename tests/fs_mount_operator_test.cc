@@ -1,4 +1,4 @@
-// Issue 23, item 5: what an operator hits, mounted for real. A low open-file limit (the daemon
+// What an operator hits, mounted for real. A low open-file limit (the daemon
 // raises its soft limit to the hard one, and says once when descriptors run out), file names that
 // would forge log lines (every message is escaped), and a .bz2 name of the longest length (its
 // sidecar's name cannot exist, which is no reason to warn).

@@ -1,4 +1,4 @@
-// Progress and waiting through a real mount (issue 13, items 1, 2 and 4), with index builds held
+// Progress and waiting through a real mount, with index builds held
 // back by mibz2fs's test hook (MIBZ2FS_TEST_HOLD_BUILDS: builds stay at their start while a file
 // exists):
 //  - the mount's root tells how indexing goes (user.mibz2fs.index) at once, whatever is held;
@@ -8,7 +8,7 @@
 //  - a stat or open waiting for an index ends on a signal (EINTR, or the process dies of it) while
 //    the build is held, and the build then completes;
 //  - damage is logged once per file at every mount, a stored index's included, as one warning;
-//  - a file that expands 900000:1, being indexed, holds up no stat of another file (issue 23).
+//  - a file that expands 900000:1, being indexed, holds up no stat of another file.
 //
 // A call that should return at once runs under a watchdog: if it has not returned after a generous
 // limit, the hold is released (so that the test ends) and the test fails. No time is asserted.
@@ -256,7 +256,7 @@ TEST_F(FsProgressTest, AWaitForAnIndexEndsOnASignalAndTheBuildGoesOn) {
   EXPECT_EQ(log.find(" error: "), std::string::npos) << log;
 }
 
-// Issue 23, item 3: a file of 100 streams of 50 bytes, each 45 MB of zeros (5 KB shown as 4.5 GB,
+// A file of 100 streams of 50 bytes, each 45 MB of zeros (5 KB shown as 4.5 GB,
 // seconds of every decoder to index), is being indexed in the background; a .bz2 of 6 bytes'
 // content made meanwhile answers a stat with its size while the big file is still building (the
 // root says so: reading the big file's own attribute would look it up, and so wait for it).

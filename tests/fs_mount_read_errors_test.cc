@@ -1,4 +1,4 @@
-// A read error of the source is not a fact about it (DESIGN.md): never stored, never a size, never
+// A read error of the source is not a fact about it (docs/ARCHITECTURE.md): never stored, never a size, never
 // damage. With SOURCE behind a file system that fails reads of one range with EIO (FaultySource:
 // mibz2-latency-fs), a pbzip2-made file of several streams:
 // - through the mount, stat and open get EIO while the fault lasts, the log names the errno, no

@@ -1,5 +1,5 @@
-// Issue 11, "A mount others can write under": mibz2fs mounted by root with allow_other over a
-// directory another user writes into. Each test reproduces one item of the issue through a real
+// A mount others can write under: mibz2fs mounted by root with allow_other over a
+// directory another user writes into. Each test reproduces one way in through a real
 // mount, with `nobody` (uid and gid 65534) as the other user: files outside SOURCE read through a
 // swapped directory or symlink, fifos that hang the daemon, a terminal a symlink names, SOURCE
 // inside MOUNTPOINT, a "latest" link to the loser of a name collision, permissions revoked in the

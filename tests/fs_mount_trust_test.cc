@@ -1,4 +1,4 @@
-// Issue 23, item 2 and two points of item 5: index files written by someone else, and the index
+// Index files written by someone else, and the index
 // directory, through a real mount. `nobody` (uid and gid 65534, by setpriv) is the other user.
 //
 // Every index here is forged as the issue's attacker forges it: every block from the third on is

@@ -2,9 +2,9 @@
 // inode: `cat new > file`, `cp` over it, a download resumed into it). The kernel's page cache is per
 // inode and shared by every open descriptor of it: a mount that kept one inode for both contents
 // served one reader's pages to the other, so a descriptor opened on version a read version b's
-// bytes (the soak's "mixed" and "wrong" reads). What must hold, for a compressed file and for a
-// plain one alike: a later open reads exactly the new version, and the descriptor opened before the
-// rewrite reads only the old version's bytes at each offset, or fails with EIO or ESTALE (man
+// bytes (scripts/soak's "mixed" and "wrong" reads). What must hold, for a compressed file and for
+// a plain one alike: a later open reads exactly the new version, and the descriptor opened before
+// the rewrite reads only the old version's bytes at each offset, or fails with EIO or ESTALE (man
 // mibz2fs, DESCRIPTION: which of the two is a matter of who notices first); never the new.
 #include <fcntl.h>
 #include <sys/stat.h>

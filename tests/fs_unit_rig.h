@@ -24,7 +24,7 @@ namespace mibz2::fs::test {
 inline engine::EngineOptions one_thread_engine() {
   engine::EngineOptions o;
   o.threads = 1;
-  o.cache_bytes = 8 << 20;
+  o.cache_size = 8 << 20;
   return o;
 }
 

@@ -438,7 +438,7 @@ const Faultable& faultable() {
   return f;
 }
 
-// A read error is no end of the file (DESIGN.md): a build that meets one wherever it is (the first
+// A read error is no end of the file (docs/ARCHITECTURE.md): a build that meets one wherever it is (the first
 // scan, a block's bytes, the last bytes) ends failed with its errno and says where; it never
 // finishes with a truncation (which the catalog would store as the file's size for good). The
 // same bytes without the fault build whole, as if it had never been.

@@ -108,9 +108,10 @@ index::BuildResult build_guarded(std::span<const uint8_t> data, unsigned threads
   return build_guarded(bytes, threads, window);
 }
 
-index::BuildResult build_guarded(const io::SourceBytes& source, unsigned threads, size_t window) {
+index::BuildResult build_guarded(const io::SourceBytes& source, unsigned threads, size_t window,
+                                 const index::IndexPrefix* kept, uint64_t* decodes) {
   threads = std::max(1u, threads);
-  index::IndexBuilder builder(source, window ? window : 4 * size_t{threads});
+  index::IndexBuilder builder(source, window ? window : 4 * size_t{threads}, nullptr, kept);
   std::vector<std::thread> workers;
   for (unsigned i = 0; i < threads; ++i) workers.emplace_back([&builder] { drive_builder(builder); });
   if (!builder.wait_finished(kBuildTimeout)) {
@@ -121,6 +122,7 @@ index::BuildResult build_guarded(const io::SourceBytes& source, unsigned threads
     std::abort();  // its threads cannot be joined: end the program rather than hang the suite
   }
   for (auto& t : workers) t.join();
+  if (decodes) *decodes = builder.decodes();
   return builder.take_result();
 }
 

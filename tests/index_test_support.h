@@ -59,8 +59,11 @@ void drive_builder(index::IndexBuilder& builder);
 // IndexBuilder on `threads` threads with the given window (0: 4 per thread). If the build does not
 // finish in time the test program aborts with a message: a hung build must not hang the suite.
 index::BuildResult build_guarded(std::span<const uint8_t> data, unsigned threads, size_t window = 0);
-// The same over any source (one that fails reads, one too large to hold).
-index::BuildResult build_guarded(const io::SourceBytes& source, unsigned threads, size_t window = 0);
+// The same over any source (one that fails reads, one too large to hold); `kept`, if given, is what
+// the build keeps of an old prefix's index (IndexBuilder's), and *decodes, if given, gets the
+// candidates it decoded.
+index::BuildResult build_guarded(const io::SourceBytes& source, unsigned threads, size_t window = 0,
+                                 const index::IndexPrefix* kept = nullptr, uint64_t* decodes = nullptr);
 
 // ---- read errors ------------------------------------------------------------------------------
 

@@ -222,7 +222,7 @@ TEST(MountOptions, SourceAndMountpointAloneGiveTheDefaults) {
   EXPECT_EQ(o.fs.source, cwd + "/dumps");  // absolute, even when it does not exist (yet)
   EXPECT_EQ(o.fs.mountpoint, cwd + "/plain");
   EXPECT_EQ(o.fs.threads, 0u);
-  EXPECT_EQ(o.fs.cache_bytes, 0u);
+  EXPECT_EQ(o.fs.cache_size, 0u);
   EXPECT_EQ(o.fs.index_dir, "");
   EXPECT_FALSE(o.wait_index);
   EXPECT_EQ(o.log_level, "info");
@@ -247,7 +247,7 @@ TEST(MountOptions, EveryOptionOfOurs) {
   EXPECT_EQ(o.fs.source, "/srv/dumps");
   EXPECT_EQ(o.fs.mountpoint, "/mnt/plain");
   EXPECT_EQ(o.fs.threads, 4u);
-  EXPECT_EQ(o.fs.cache_bytes, 64 * kMi);
+  EXPECT_EQ(o.fs.cache_size, 64 * kMi);
   EXPECT_EQ(o.fs.index_dir, "/srv/idx");
   EXPECT_TRUE(o.wait_index);
   EXPECT_EQ(o.log_level, "warn");
@@ -374,7 +374,7 @@ TEST(MountOptions, BadValuesAndArgumentsGiveOneLine) {
 TEST(MountOptions, ACacheAboveMemoryIsAcceptedWithAWarning) {
   const Parsed p = parse({"-o", "cache_size=16777215T", "a", "b"});
   ASSERT_EQ(p.result.outcome, Outcome::kMount) << p.result.error;
-  EXPECT_EQ(p.options.fs.cache_bytes, 16777215 * kTi);
+  EXPECT_EQ(p.options.fs.cache_size, 16777215 * kTi);
   ASSERT_EQ(p.result.warnings.size(), 1u);
   EXPECT_EQ(p.result.warnings[0].rfind("-o cache_size: 16.0 EiB is more than this machine's memory (", 0), 0u)
       << p.result.warnings[0];

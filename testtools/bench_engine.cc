@@ -27,11 +27,9 @@
 
 #include "base/settings.h"
 #include "bz2/block_decoder.h"
-#include "catalog/catalog.h"
-#include "engine/engine.h"
-#include "engine/reader.h"
+#include "catalog/front_door.h"
+#include "catalog/read_handle.h"
 #include "io/fd_io.h"
-#include "io/paths.h"
 #include "programs/index_access.h"
 
 namespace {
@@ -87,9 +85,8 @@ int main(int argc, char** argv) {
   }
   if (path.empty()) return fail("usage: mibz2-bench-engine FILE.bz2 [--index-dir DIR] [--threads N] [--samples N] [--seconds S]");
 
-  mibz2::index::IndexStore store(index_dir);
   const mibz2::catalog::IndexStatus got = [&] {
-    mibz2::programs::IndexAccess access("mibz2-bench-engine", threads, index_dir);
+    mibz2::programs::IndexAccess access("mibz2-bench-engine", {.threads = threads, .index_dir = index_dir});
     return access.obtain(access.file(path), path, false, true);
   }();
   if (!got.ready()) return 1;  // obtain() said why
@@ -137,22 +134,19 @@ int main(int argc, char** argv) {
   // 2. Cold then warm random 4 KiB reads, one at a time, through a fresh engine.
   std::vector<double> cold_us, warm_us;
   {
-    mibz2::engine::EngineOptions eo;
-    eo.threads = threads;
-    mibz2::engine::Engine eng(eo);
-    mibz2::catalog::Catalog catalog(eng, store);
-    auto opened = catalog.open(catalog.add(mibz2::io::absolute_path(path)));
+    mibz2::catalog::FrontDoor door({.threads = threads, .index_dir = index_dir});
+    auto opened = door.open(door.file(path));
     if (!opened.ok()) return fail(opened.status().message());
-    const std::shared_ptr<mibz2::engine::Reader> reader = *opened;
+    mibz2::catalog::ReadHandle& reader = **opened;
     std::vector<uint8_t> buf(4096);
     for (uint64_t o : offsets) {
       const auto t0 = Clock::now();
-      if (reader->read(o, 4096, buf.data()) != 4096) return fail("short read");
+      if (reader.read(o, 4096, buf.data()).bytes != 4096) return fail("short read");
       cold_us.push_back(seconds_since(t0) * 1e6);
     }
     for (uint64_t o : offsets) {
       const auto t0 = Clock::now();
-      if (reader->read(o, 4096, buf.data()) != 4096) return fail("short read");
+      if (reader.read(o, 4096, buf.data()).bytes != 4096) return fail("short read");
       warm_us.push_back(seconds_since(t0) * 1e6);
     }
   }
@@ -165,17 +159,14 @@ int main(int argc, char** argv) {
   // 3. Concurrent random readers.
   std::printf("\n%-22s %8s %10s %10s %12s %14s\n", "readers (cache)", "threads", "reads/s", "MB/s", "sys s/GB", "ctx sw/GB");
   for (const bool whole : {true, false}) {
-    mibz2::engine::EngineOptions eo;
-    eo.threads = threads;
-    eo.cache_bytes = whole ? size + (size / 8) + (64u << 20) : std::max<uint64_t>(size / 8, 16u << 20);
-    mibz2::engine::Engine eng(eo);
-    mibz2::catalog::Catalog catalog(eng, store);
-    auto opened = catalog.open(catalog.add(mibz2::io::absolute_path(path)));
+    const uint64_t cache_size = whole ? size + (size / 8) + (64u << 20) : std::max<uint64_t>(size / 8, 16u << 20);
+    mibz2::catalog::FrontDoor door({.threads = threads, .cache_size = cache_size, .index_dir = index_dir});
+    auto opened = door.open(door.file(path));
     if (!opened.ok()) return fail(opened.status().message());
-    const std::shared_ptr<mibz2::engine::Reader> reader = *opened;
+    mibz2::catalog::ReadHandle& reader = **opened;
     if (whole) {  // warm everything first
       std::vector<uint8_t> buf(4 << 20);
-      for (uint64_t o = 0; o < size; o += buf.size()) reader->read(o, buf.size(), buf.data());
+      for (uint64_t o = 0; o < size; o += buf.size()) (void)reader.read(o, buf.size(), buf.data());
     }
     for (const int n : {1, 4, 64}) {
       std::atomic<uint64_t> bytes{0};
@@ -189,8 +180,7 @@ int main(int argc, char** argv) {
           std::vector<uint8_t> buf(4096);
           uint64_t local = 0;
           while (!stop.load(std::memory_order_relaxed)) {
-            const ssize_t got_bytes = reader->read(r() % (size - 4096), 4096, buf.data());
-            if (got_bytes > 0) local += static_cast<uint64_t>(got_bytes);
+            local += reader.read(r() % (size - 4096), 4096, buf.data()).bytes;
           }
           bytes += local;
         });

@@ -21,11 +21,13 @@ them), and ``f.seek_line(n)`` moves to the start of line n, decoding only the bl
 The fsspec protocol ``mibz2://`` (mibz2._fsspec) shows a directory as the mount would
 (``X.bz2`` as ``X``), so that Dask and pandas read one dump in many partitions.
 
-Settings. ``threads`` (decoder threads) and ``cache_size`` (block cache, bytes or "512MiB")
-default to what this process may use (mibz2._defaults: CPU affinity, cgroup CPU quota and
-memory limit, a Dask worker's nthreads and memory_limit). Every open with the same settings in a
-process shares one engine (threads and cache). ``index_dir`` is where indexes are stored (default
-as mibz2's: $MIBZ2_INDEX_DIR, else ~/.cache/mibz2fs, root's /var/cache/mibz2fs).
+Settings. ``threads`` (decoder threads, 1 to 1024) and ``cache_size`` (block cache: bytes, or a
+SIZE string such as "512M", read as ``mibz2fs -o cache_size`` reads it: :func:`parse_size`) default
+to what this process may use (mibz2._defaults: CPU affinity, cgroup CPU quota and memory limit, a
+Dask worker's nthreads and memory_limit). Every open with the same settings in a process shares
+one engine (threads and cache). ``index_dir`` is where indexes are stored; by default the
+directory that mibz2 and mibz2fs use, by one rule (:func:`default_index_dir`; FILES in
+``man mibz2fs``).
 An index directory that is a symlink, is not a directory, or that someone else could write
 into is not used, as by mibz2 and mibz2fs: a RuntimeWarning names it and says why, and indexes
 are kept in this process's memory only.
@@ -41,7 +43,6 @@ from __future__ import annotations
 import atexit
 import errno
 import io
-import json
 import operator
 import os
 import threading
@@ -51,30 +52,29 @@ from typing import Any, Callable, Dict, Optional, Union
 from . import _core
 from ._defaults import default_cache_bytes, default_threads
 
-__all__ = ["open", "index", "info", "Mibz2RawFile", "Mibz2BufferedReader", "Mibz2TextIOWrapper", "parse_size",
-           "engine_settings", "__version__"]
+__all__ = ["open", "index", "info", "RawFile", "BufferedReader", "TextIOWrapper", "parse_size",
+           "engine_settings", "default_index_dir", "__version__"]
 __version__ = _core.__version__
 
 Progress = Callable[[int, int], Any]
 PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1000, "kib": 1 << 10, "m": 1 << 20, "mb": 1000**2,
-          "mib": 1 << 20, "g": 1 << 30, "gb": 1000**3, "gib": 1 << 30, "t": 1 << 40, "tb": 1000**4,
-          "tib": 1 << 40}
-
 
 def parse_size(size: Union[int, str]) -> int:
-    """Bytes from an int or a string such as "512MiB", "1G", "64 MB" (K, M, G: powers of 1024)."""
-    if isinstance(size, int):
-        if size < 0:
-            raise ValueError(f"size must not be negative: {size}")
-        return size
-    text = str(size).strip().lower().replace(" ", "")
-    number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
-    unit = text[len(number):]
-    if unit not in _UNITS or not number:
-        raise ValueError(f"not a size: {size!r} (examples: 1048576, '512MiB', '2G')")
-    return int(float(number) * _UNITS[unit])
+    """Bytes from an int or a SIZE string, read as mibz2 and mibz2fs read one (SIZES in ``man
+    mibz2``): a whole number of bytes, or a number with K, M, G or T, powers of 1024, optionally
+    followed by "i" and "B" ("64K", "64KiB" and "64KB" are all 65536; "64MB" is 67,108,864), with a
+    fraction allowed before a unit ("1.5G"). ValueError otherwise ("64 MB", "-1", "lots")."""
+    return _core.parse_size(size)
+
+
+def default_index_dir() -> Optional[str]:
+    """The directory where indexes are stored when no ``index_dir`` is given, by the rule mibz2 and
+    mibz2fs follow (FILES in ``man mibz2fs``): ``$XDG_CACHE_HOME/mibz2fs`` when XDG_CACHE_HOME is an
+    absolute path; else, as root, ``/var/cache/mibz2fs``; else ``$HOME/.cache/mibz2fs``; None when
+    there is none (indexes then live in memory only)."""
+    d = _core.default_index_dir()
+    return None if d is None else os.fsdecode(d)
 
 
 _engines_lock = threading.Lock()
@@ -104,13 +104,11 @@ if hasattr(os, "register_at_fork"):
 
 
 def engine_settings(threads: Optional[int] = None, cache_size: Union[int, str, None] = None) -> tuple:
-    """The (threads, cache bytes) an open with these arguments gets: None means the default."""
-    t = default_threads() if threads is None else int(threads)
-    if t < 1:
-        raise ValueError(f"threads must be at least 1: {threads}")
-    c = default_cache_bytes(t) if cache_size is None else parse_size(cache_size)
-    if c < 1 << 20:
-        raise ValueError(f"cache_size must be at least 1 MiB: {cache_size}")
+    """The (threads, cache bytes) an open with these arguments gets: None means the default.
+    ValueError for a thread count outside 1 to 1024 or a cache_size that is not a SIZE of at least
+    1M (RuntimeWarning above physical memory), as mibz2 and mibz2fs say it."""
+    t = default_threads() if threads is None else _core.thread_count(threads)
+    c = default_cache_bytes(t) if cache_size is None else _core.cache_size(cache_size)
     return t, c
 
 
@@ -162,7 +160,7 @@ def _check_file(raw: bytes, shown: str) -> None:
                       "read streams with bz2.open or 'mibz2 cat')")
 
 
-class Mibz2RawFile(io.RawIOBase):
+class RawFile(io.RawIOBase):
     """The decompressed content of one .bz2 file as a seekable raw binary stream.
 
     Reads go to the shared engine with the GIL released. ``pread(size, offset)`` reads at a
@@ -212,7 +210,9 @@ class Mibz2RawFile(io.RawIOBase):
         return True
 
     def readinto(self, buffer) -> int:
-        n = self._f().readinto(self._pos, buffer)
+        """Reads into `buffer` (writable and C-contiguous, as io's readinto takes: TypeError for a
+        strided or reversed memoryview) at the stream's position; returns the byte count."""
+        n = self._f().readinto(buffer, self._pos)
         self._pos += n
         return n
 
@@ -222,7 +222,7 @@ class Mibz2RawFile(io.RawIOBase):
         while True:
             # Up to the end in one call (the size is known); a short result means damage ahead
             # (the next call raises it) or the end.
-            chunk = f.pread(self._pos, max(f.size - self._pos, 0) or 1)
+            chunk = f.pread(max(f.size - self._pos, 0) or 1, self._pos)
             if not chunk:
                 break
             self._pos += len(chunk)
@@ -230,13 +230,13 @@ class Mibz2RawFile(io.RawIOBase):
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def pread(self, size: int, offset: int) -> bytes:
-        """Up to `size` bytes at decompressed `offset` (the stream's position is not used)."""
-        if offset < 0 or size < 0:
-            raise ValueError("negative size or offset")
-        return self._f().pread(offset, size)
+        """Up to `size` bytes at decompressed `offset` (the stream's position is not used), as
+        os.pread: ValueError for a negative one, OverflowError for an offset past 2**63 - 1."""
+        return self._f().pread(size, offset)
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         f = self._f()
+        offset = operator.index(offset)
         if whence == io.SEEK_SET:
             pos = offset
         elif whence == io.SEEK_CUR:
@@ -247,7 +247,8 @@ class Mibz2RawFile(io.RawIOBase):
             raise ValueError(f"invalid whence ({whence}, should be 0, 1 or 2)")
         if pos < 0:
             raise OSError(errno.EINVAL, f"negative seek position {pos}")
-        self._pos = pos
+        # Past 2**63 - 1 (an off_t, as io's): OverflowError here, not at the next read.
+        self._pos = _core.check_offset(pos)
         return pos
 
     def tell(self) -> int:
@@ -277,11 +278,7 @@ class Mibz2RawFile(io.RawIOBase):
         the block that holds it (GIL released). Raises ValueError for n < 1, OSError(errno.ENODATA,
         why) when the index cannot tell (the line lies after a damaged block, or the index has no
         line counts: lines before the damage are found)."""
-        f = self._f()
-        n = operator.index(n)
-        if n < 1:
-            raise ValueError(f"line numbers start at 1: {n}")
-        return f.line_start(min(n, (1 << 64) - 1))
+        return self._f().line_offset(n)
 
     def seek_line(self, n: int) -> int:
         """Moves to the start of line `n` (see :meth:`line_offset`), so that the next
@@ -297,13 +294,13 @@ class Mibz2RawFile(io.RawIOBase):
         super().close()
 
     def __repr__(self) -> str:
-        return f"<mibz2.Mibz2RawFile name={self.name!r}{' closed' if self.closed else ''}>"
+        return f"<mibz2.RawFile name={self.name!r}{' closed' if self.closed else ''}>"
 
 
 class _LinesOfWrapped:
     """The line methods of a file that wraps another (``_wrapped``: a buffered reader's raw file, a
     text wrapper's buffer): the count and the offsets are the wrapped file's (in the end
-    :class:`Mibz2RawFile`'s), and ``seek_line`` seeks this file, so that its buffer (and a text
+    :class:`RawFile`'s), and ``seek_line`` seeks this file, so that its buffer (and a text
     wrapper's decoder) follows. A byte offset at a line start is also a text wrapper's seek cookie
     with a fresh decoder: no character of a multibyte sequence straddles a b"\\n"."""
 
@@ -327,7 +324,7 @@ class _LinesOfWrapped:
         return self.seek(self._wrapped.line_offset(n))
 
 
-class Mibz2BufferedReader(_LinesOfWrapped, io.BufferedReader):
+class BufferedReader(_LinesOfWrapped, io.BufferedReader):
     """io.BufferedReader that keeps the bytes before damage.
 
     io.BufferedReader.read(n) drops what it has gathered when a later raw read fails, so n bytes
@@ -337,7 +334,7 @@ class Mibz2BufferedReader(_LinesOfWrapped, io.BufferedReader):
     readline and iteration return every whole line before the damage, then raise.
 
     ``line_count``, ``line_count_unknown``, ``line_offset(n)`` and ``seek_line(n)`` are the raw
-    file's (:class:`Mibz2RawFile`); ``seek_line`` seeks this reader, so its buffer follows.
+    file's (:class:`RawFile`); ``seek_line`` seeks this reader, so its buffer follows.
     """
 
     @property
@@ -378,8 +375,8 @@ class Mibz2BufferedReader(_LinesOfWrapped, io.BufferedReader):
         return got
 
 
-class Mibz2TextIOWrapper(_LinesOfWrapped, io.TextIOWrapper):
-    """io.TextIOWrapper with the lines of :class:`Mibz2BufferedReader`: ``line_count``,
+class TextIOWrapper(_LinesOfWrapped, io.TextIOWrapper):
+    """io.TextIOWrapper with the lines of :class:`BufferedReader`: ``line_count``,
     ``line_count_unknown``, ``line_offset(n)`` (a byte offset, also a valid ``seek`` position
     here) and ``seek_line(n)``. Lines are counted in b"\\n" bytes, so they are the text's lines
     in UTF-8 and other ASCII-compatible encodings."""
@@ -400,11 +397,11 @@ def open(path: PathLike, mode: str = "rb", *, threads: Optional[int] = None,
          progress: Optional[Progress] = None, buffer_size: int = BUFFER_SIZE):
     """Opens the decompressed content of the bzip2 file at `path` for reading, like ``bz2.open``.
 
-    mode: "rb" (or "r"): an ``io.BufferedReader`` (:class:`Mibz2BufferedReader`) over a
-    :class:`Mibz2RawFile` (read, readinto, readline, iteration, seek/tell, ``with``); "rt": an
-    ``io.TextIOWrapper`` (:class:`Mibz2TextIOWrapper`) over it, with `encoding`, `errors` and
+    mode: "rb" (or "r"): an ``io.BufferedReader`` (:class:`mibz2.BufferedReader`) over a
+    :class:`mibz2.RawFile` (read, readinto, readline, iteration, seek/tell, ``with``); "rt": an
+    ``io.TextIOWrapper`` (:class:`mibz2.TextIOWrapper`) over it, with `encoding`, `errors` and
     `newline` as for :func:`open`. Both have ``line_count`` and ``seek_line(n)`` (see
-    :class:`Mibz2RawFile`).
+    :class:`RawFile`).
 
     The first open of a file without a current index builds it in parallel and stores it; later
     opens, and ``mibz2``/``mibz2fs``, load it at once. ``progress(done, total)`` (compressed bytes,
@@ -414,10 +411,10 @@ def open(path: PathLike, mode: str = "rb", *, threads: Optional[int] = None,
     its end). Not called when a stored index is loaded. Ctrl-C, or an exception raised by
     `progress`, stops the wait (the build goes on in the background).
 
-    threads, cache_size: the shared engine's decoder threads and block cache (bytes, or a string
-    like "256MiB"); None sizes them from what this process may use (see mibz2._defaults). Opens
-    with the same settings share one engine. index_dir: where indexes are stored (None: as
-    mibz2's default).
+    threads, cache_size: the shared engine's decoder threads (1 to 1024) and block cache (bytes,
+    or a SIZE string like "256M": see :func:`parse_size`); None sizes them from what this process
+    may use (see mibz2._defaults). Opens with the same settings share one engine. index_dir: where
+    indexes are stored (None: :func:`default_index_dir`, as mibz2 and mibz2fs).
 
     Raises OSError: the file cannot be opened (FileNotFoundError, ...), is not bzip2
     (errno.EILSEQ), or, when read, is damaged (errno.EIO, after every byte before the damage).
@@ -430,10 +427,10 @@ def open(path: PathLike, mode: str = "rb", *, threads: Optional[int] = None,
         raise ValueError(f"invalid mode: {mode!r} (mibz2 files are read-only: 'rb' or 'rt')")
     if not text and (encoding is not None or errors is not None or newline is not None):
         raise ValueError("encoding, errors and newline are for text mode ('rt')")
-    raw = Mibz2RawFile(path, threads=threads, cache_size=cache_size, index_dir=index_dir, progress=progress)
-    buffered = Mibz2BufferedReader(raw, buffer_size=buffer_size)
+    raw = RawFile(path, threads=threads, cache_size=cache_size, index_dir=index_dir, progress=progress)
+    buffered = BufferedReader(raw, buffer_size=buffer_size)
     if text:
-        return Mibz2TextIOWrapper(buffered, encoding=encoding or "utf-8", errors=errors, newline=newline)
+        return TextIOWrapper(buffered, encoding=encoding or "utf-8", errors=errors, newline=newline)
     return buffered
 
 
@@ -445,8 +442,7 @@ def index(path: PathLike, *, force: bool = False, threads: Optional[int] = None,
     ``done == total`` when a build finished). Raises OSError as :func:`open` does."""
     raw, shown = _names(path)
     _check_file(raw, shown)
-    out = _engine(threads, cache_size, index_dir).index(raw, raw, force, progress)
-    return json.loads(out.decode("utf-8", "surrogateescape"))
+    return _engine(threads, cache_size, index_dir).index(raw, raw, force, progress)
 
 
 def info(path: PathLike, *, threads: Optional[int] = None, cache_size: Union[int, str, None] = None,
@@ -455,7 +451,7 @@ def info(path: PathLike, *, threads: Optional[int] = None, cache_size: Union[int
     compressed_size, decompressed_size, streams, blocks, damaged_blocks (block, start_bit,
     end_bit, offset, size, kind), offsets_shifted, stream_crc_mismatch, truncated_at_bit,
     trailing_bytes, index (path, state: "current", "built now", ...), and lines (as
-    :attr:`Mibz2RawFile.line_count`: None when the index cannot tell). Indexes the file first if
+    :attr:`RawFile.line_count`: None when the index cannot tell). Indexes the file first if
     needed."""
     return index(path, force=False, threads=threads, cache_size=cache_size, index_dir=index_dir,
                  progress=progress)

@@ -10,6 +10,11 @@ from the index, None when it cannot tell or for a file shown as it is), ``open``
 decompressed file is read through :func:`mibz2.open`, so that Dask and pandas split one dump into
 partitions that each decode only the blocks of their range.
 
+Only directories, regular files and symlinks are shown, as the mount shows them: fifos, sockets
+and device nodes are left out (``ls``, ``find``, ``glob``, ``exists``, ``open``), and so is a
+symlink that leads to one (as a broken symlink is). Nothing here ever waits on a fifo or reads a
+device: files are opened non-blocking and checked to be regular files before they are read.
+
 ``info`` and ``ls`` of a compressed file need its index (to know its size): a file not yet
 indexed is indexed then, as ``ls -l`` on the mount does. ``glob`` and ``find`` without details
 do not index anything.
@@ -32,18 +37,45 @@ import mibz2
 from . import _core
 
 
-def _bzip2_head(path: bytes) -> bool:
-    # As the mount looks: never blocking (a fifo), never a controlling terminal; a regular file.
+def _open_regular(path) -> int:
+    """A descriptor of the regular file at `path`, opened as the mount opens its sources: never
+    blocking (a fifo put there since it was listed), never a controlling terminal (a tty).
+    IsADirectoryError for a directory, FileNotFoundError for anything else but a regular file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", os.fsdecode(path))
+        if not stat.S_ISREG(mode):
+            raise FileNotFoundError(errno.ENOENT, "No such file (not a regular file: not shown)", os.fsdecode(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _bzip2_head(path: bytes) -> bool:
+    # As the mount looks: a regular file whose head says bzip2.
+    try:
+        fd = _open_regular(path)
     except OSError:
         return False
     try:
-        return stat.S_ISREG(os.fstat(fd).st_mode) and _core.starts_like_bzip2(fd)
+        return _core.starts_like_bzip2(fd)
     except OSError:
         return False
     finally:
         os.close(fd)
+
+
+def _link_kind(path: str) -> Optional[str]:
+    """What the symlink at `path` is shown as: what it leads to, "dir" or "file"; None when that is
+    nothing the mount shows (a broken link, a link to a fifo, a socket or a device)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else None
 
 
 class _Listing:
@@ -64,9 +96,9 @@ class _Listing:
                     elif e.is_file(follow_symlinks=False):
                         kind = "file"
                     else:
-                        kind = "other"
+                        continue  # a fifo, a socket, a device: not mirrored by the mount
                 except OSError:
-                    kind = "other"
+                    continue  # gone meanwhile
                 bzip2 = (kind in ("file", "link") and _core.decompressed_name(e.name) is not None
                          and _bzip2_head(e.path))
                 entries.append((e.name, kind, bzip2))
@@ -137,12 +169,10 @@ class Mibz2FileSystem(AbstractFileSystem):
             raise FileNotFoundError(errno.ENOENT, "No such file or directory", path)
         source, kind, decompressed = entry
         source_path = os.path.join(parent, source)
-        if kind == "link":  # shown as what it leads to
-            try:
-                st = os.stat(source_path)
-            except OSError:
-                raise FileNotFoundError(errno.ENOENT, "No such file or directory (a broken link)", path) from None
-            kind = "dir" if stat.S_ISDIR(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"
+        if kind == "link":
+            kind = _link_kind(source_path)
+            if kind is None:
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory (a link to nothing shown)", path)
         return source_path, kind, decompressed
 
     # ---- what is there ----
@@ -151,7 +181,7 @@ class Mibz2FileSystem(AbstractFileSystem):
         if kind == "dir":
             return {"name": shown_path, "size": 0, "type": "directory", "source": source}
         st = os.stat(source)
-        entry = {"name": shown_path, "type": "file" if kind == "file" else "other", "source": source,
+        entry = {"name": shown_path, "type": "file", "source": source,
                  "mtime": st.st_mtime, "compressed": decompressed, "compressed_size": st.st_size}
         if not decompressed:
             entry["size"] = st.st_size
@@ -180,16 +210,14 @@ class Mibz2FileSystem(AbstractFileSystem):
         out: List[Any] = []
         for name, (src, k, dec) in sorted(listing.shown.items()):
             shown_path = path.rstrip("/") + "/" + name
+            src_path = os.path.join(source, src)
+            if k == "link":
+                k = _link_kind(src_path)
+                if k is None:
+                    continue
             if not detail:
                 out.append(shown_path)
                 continue
-            src_path = os.path.join(source, src)
-            if k == "link":
-                try:
-                    st = os.stat(src_path)
-                except OSError:
-                    continue  # a broken link: nothing to show
-                k = "dir" if stat.S_ISDIR(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"
             try:
                 out.append(self._entry(shown_path, src_path, k, dec, sizes))
             except FileNotFoundError:
@@ -248,7 +276,8 @@ class Mibz2FileSystem(AbstractFileSystem):
             raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
         if decompressed:
             return mibz2.open(source, "rb", **self._settings)
-        return open(source, "rb")
+        # The listing may be older than the entry: opened as it was listed, or not at all.
+        return os.fdopen(_open_regular(source), "rb")
 
     def cat_file(self, path, start=None, end=None, **kwargs):
         source, kind, decompressed = self._resolve(path)

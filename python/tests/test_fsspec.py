@@ -101,3 +101,91 @@ def test_read_only(tree):
         fs.open(f"{d}/data.json", "wb")
     with pytest.raises(PermissionError):
         fs.rm(f"{d}/data.json")
+
+
+SHOWN = ["book.tar", "data.json", "fake.bz2", "link.json", "notes.txt", "sub", "taken", "taken.bz2"]
+
+# Run in a child process, so that an open that blocks (on a fifo) fails the test instead of
+# hanging it.
+NOTHING_BUT_THE_MOUNTS_ENTRIES = r"""
+import errno, os, stat, sys, fsspec
+d, specials = sys.argv[1], sys.argv[2:]
+fs = fsspec.filesystem("mibz2", index_dir=os.environ["INDEX_DIR"])
+print("ls", *[os.path.basename(p) for p in fs.ls(d, detail=False)])
+print("types", *sorted({e["type"] for e in fs.ls(d)}))
+print("find", *[p[len(d) + 1:] for p in fs.find(d, withdirs=True)])
+print("glob", *[os.path.basename(p) for p in fs.glob(d + "/*")])
+for name in specials:
+    p = d + "/" + name
+    refused = []
+    for what, call in [("exists", lambda: fs.exists(p)), ("info", lambda: fs.info(p)),
+                       ("open", lambda: fs.open(p).read(10)), ("cat", lambda: fs.cat_file(p))]:
+        try:
+            got = call()
+        except FileNotFoundError:
+            got = False
+        if got is False:
+            refused.append(what)
+    print("refused", name, *refused)
+sys.stdout.flush()
+"""
+
+
+def run_child(program, *args, index_dir):
+    env = dict(os.environ, INDEX_DIR=index_dir)
+    out = subprocess.run([sys.executable, "-c", program, *map(str, args)], env=env, check=True, timeout=60,
+                         stdout=subprocess.PIPE, text=True).stdout
+    return [line.split() for line in out.splitlines()]
+
+
+def test_fifos_sockets_and_devices_are_left_out_as_the_mount_leaves_them(tree, index_dir):
+    import socket
+    import stat
+
+    d, _, _ = tree
+    specials = ["pipe", "pipe.bz2", "sock", "to_pipe", "to_zero.bz2"]
+    os.mkfifo(f"{d}/pipe")
+    os.mkfifo(f"{d}/pipe.bz2")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(f"{d}/sock")
+    os.symlink("pipe", f"{d}/to_pipe")
+    if os.geteuid() == 0:  # a device node: /dev/zero's (mknod needs root)
+        os.mknod(f"{d}/zero", stat.S_IFCHR | 0o644, os.makedev(1, 5))
+        specials.append("zero")
+    os.symlink("zero", f"{d}/to_zero.bz2")
+    try:
+        got = run_child(NOTHING_BUT_THE_MOUNTS_ENTRIES, d, *specials, index_dir=index_dir)
+    finally:
+        sock.close()
+    assert got[0] == ["ls", *SHOWN]
+    assert got[1] == ["types", "directory", "file"]
+    assert got[2] == ["find", *sorted(SHOWN + ["sub/deep.txt"])]
+    assert got[3] == ["glob", *SHOWN]
+    assert got[4:] == [["refused", name, "exists", "info", "open", "cat"] for name in specials]
+
+
+# A listing kept while its directory's mtime holds (restored here, as `rsync -t` or `touch -r`
+# would) may be older than an entry: a listed file that is now a fifo is refused, never waited on.
+LISTED_FILE_NOW_A_FIFO = r"""
+import os, sys, fsspec
+d = sys.argv[1]
+fs = fsspec.filesystem("mibz2", index_dir=os.environ["INDEX_DIR"])
+assert fs.isfile(d + "/notes.txt") and fs.isfile(d + "/data.json")
+st = os.stat(d)
+for name in ("notes.txt", "data.json.bz2"):
+    os.unlink(d + "/" + name)
+    os.mkfifo(d + "/" + name)
+os.utime(d, ns=(st.st_atime_ns, st.st_mtime_ns))
+for name in ("notes.txt", "data.json"):
+    try:
+        fs.open(d + "/" + name).read(10)
+        print("read", name)
+    except OSError as e:
+        print("refused", name, type(e).__name__)
+"""
+
+
+def test_a_listed_file_that_became_a_fifo_is_refused_without_blocking(tree, index_dir):
+    d, _, _ = tree
+    got = run_child(LISTED_FILE_NOW_A_FIFO, d, index_dir=index_dir)
+    assert got == [["refused", "notes.txt", "FileNotFoundError"], ["refused", "data.json", "OSError"]]

@@ -1,36 +1,50 @@
-# index_dir naming a symlink: refused as the index directory, as mibz2 and mibz2fs refuse it (the
-# store's rule, in one place), and said: a RuntimeWarning names it. Indexes are then kept in memory.
+# The index directory when none is named: one rule for mibz2fs, mibz2 and the module (FILES in
+# man mibz2fs), which mibz2.default_index_dir() tells, and no other variable read.
+import json
 import os
+import shutil
 import subprocess
 import sys
-import textwrap
+
+import mibz2
+
+WHERE = r"""
+import os, sys, mibz2
+print(mibz2.default_index_dir())
+print(os.path.dirname(mibz2.info(sys.argv[1])["index"]["path"]))
+"""
 
 
-def test_an_index_dir_that_is_a_symlink_is_refused_and_said(corpus, tmp_path):
-    # A fresh interpreter: the module keeps one engine per settings for the life of the process.
-    target = tmp_path / "idx-target"
-    target.mkdir()
-    link = tmp_path / "idx-link"
-    link.symlink_to(target)
-    probe = textwrap.dedent("""
-        import sys, warnings
-        import mibz2
-        path, link, expected = sys.argv[1], sys.argv[2], open(sys.argv[3], "rb").read()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            with mibz2.open(path, index_dir=link) as f:
-                assert f.read() == expected
-            with mibz2.open(path, index_dir=link) as f:  # the same engine: said once
-                f.read(10)
-        for w in caught:
-            print(w.category.__name__, w.message)
-    """)
-    path = corpus["files"]["text"]["bzip2"]
-    plain = tmp_path / "plain"
-    plain.write_bytes(corpus["plain"]["text"])
-    out = subprocess.run([sys.executable, "-c", probe, path, str(link), str(plain)], check=True,
-                         stdout=subprocess.PIPE, env=dict(os.environ)).stdout.decode().splitlines()
-    assert out == [f"RuntimeWarning {link} is a symlink, refused as index directory (name the directory "
-                   "it points to): indexes are kept in memory only, so every process indexes every "
-                   "file again"], out
-    assert os.listdir(target) == []
+def environment(**names):
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_CACHE_HOME", "HOME", "MIBZ2_INDEX_DIR")}
+    env.update(names)
+    return env
+
+
+def test_the_module_stores_indexes_where_mibz2_does(corpus, mibz2_bin, tmp_path):
+    path = tmp_path / "text.bz2"
+    shutil.copy(corpus["files"]["text"]["bzip2"], path)
+    home, xdg, named = tmp_path / "home", tmp_path / "xdg", tmp_path / "named"
+    for d in (home, xdg, named):
+        d.mkdir()
+    # MIBZ2_INDEX_DIR is no setting: its directory stays empty.
+    cases = [(environment(XDG_CACHE_HOME=str(xdg), HOME=str(home), MIBZ2_INDEX_DIR=str(named)), f"{xdg}/mibz2fs")]
+    if os.geteuid() != 0:  # root's directory is /var/cache/mibz2fs: not written by a test
+        cases.append((environment(HOME=str(home), MIBZ2_INDEX_DIR=str(named)), f"{home}/.cache/mibz2fs"))
+        cases.append((environment(XDG_CACHE_HOME="relative", HOME=str(home)), f"{home}/.cache/mibz2fs"))
+    for env, expected in cases:
+        told, used = subprocess.run([sys.executable, "-c", WHERE, str(path)], env=env, check=True,
+                                    stdout=subprocess.PIPE, text=True).stdout.split("\n")[:2]
+        info = subprocess.run([mibz2_bin, "info", "--json", str(path)], env=env, check=True,
+                              stdout=subprocess.PIPE, text=True).stdout
+        assert told == used == os.path.dirname(json.loads(info)["index"]["path"]) == expected
+        assert os.listdir(named) == []
+
+
+def test_without_xdg_cache_home_root_has_the_system_directory_and_others_home(monkeypatch):
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", "/home/someone")
+    expected = "/var/cache/mibz2fs" if os.geteuid() == 0 else "/home/someone/.cache/mibz2fs"
+    assert mibz2.default_index_dir() == expected
+    monkeypatch.delenv("HOME")
+    assert mibz2.default_index_dir() == ("/var/cache/mibz2fs" if os.geteuid() == 0 else None)

@@ -1,4 +1,4 @@
-# Lines from the index (issue 26): line_count against sed's count of the original bytes, and
+# Lines from the index: line_count against sed's count of the original bytes, and
 # seek_line(n) + readline() against the original's line n, on files made by bzip2, lbzip2 and
 # pbzip2 and a multistream file of mixed levels whose last line has no newline; at the start, the
 # middle, the end, around every block boundary and past the end; in binary and text mode; a

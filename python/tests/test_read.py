@@ -99,9 +99,9 @@ def test_one_engine_per_settings():
     a = mibz2._engine(None, None, None)
     assert mibz2._engine(None, None, None) is a
     threads, cache = mibz2.engine_settings()
-    assert a.threads == threads and a.cache_bytes == cache
+    assert a.threads == threads and a.cache_size == cache
     b = mibz2._engine(1, "40MiB", None)
-    assert b is not a and b.threads == 1 and b.cache_bytes == 40 << 20
+    assert b is not a and b.threads == 1 and b.cache_size == 40 << 20
 
 
 def test_a_file_opened_before_fork_reads_in_the_child(corpus):

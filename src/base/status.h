@@ -13,7 +13,7 @@
 //
 // Everything else (EIO, ENOENT, EACCES, ENOMEM, EMFILE, ESTALE, ...) is the environment's
 // (base::is_environment): never a fact about a file's bytes, never stored, tried again later
-// (DESIGN.md, "A file's index life"). An errno the system returns enters as Status::os_error, which
+// (docs/ARCHITECTURE.md, "A file's index life"). An errno the system returns enters as Status::os_error, which
 // keeps it the environment's even when the system chose one of the three codes above (ext4 fails a
 // read whose checksum does not match with EBADMSG: a failing disk, not a damaged bzip2 stream).
 //

@@ -48,6 +48,7 @@
 #include "catalog/build_scheduler.h"
 #include "catalog/catalog_file.h"
 #include "catalog/catalog_report.h"
+#include "catalog/grown_file.h"
 #include "catalog/source_access.h"
 #include "engine/engine.h"
 #include "index/block_stream.h"
@@ -112,6 +113,7 @@ class BuildDriver {
     double seconds = 0;         // since indexing last became busy (0 when idle)
     uint64_t bytes_done = 0;    // compressed bytes of builds finished since then
     double build_seconds = 0;   // time during which at least one build ran, in all
+    uint64_t blocks_decoded = 0;  // by the builds, finished or under way
   };
   Activity activity() const;
 
@@ -154,8 +156,8 @@ class BuildDriver {
   void finish_if_done(const std::shared_ptr<Build>& build);
   // The build ended (its last job, or its consumer): what it made goes where it belongs.
   void finish_build(const std::shared_ptr<Build>& build);
-  // Its end, by how it went: the source changed under it; it failed; it made an index.
-  void end_changed(const Build& build);
+  // Its end, by how it went: the source changed under it (`why`); it failed; it made an index.
+  void end_changed(const Build& build, const std::string& why);
   void end_failed(const Build& build, index::BuildResult r, bool stopping, int cancelled_as);
   void end_built(const Build& build, index::BuildResult r);
   // Last of all: the build leaves builds_ (`bytes`: its bytes count as done in this busy period).
@@ -177,6 +179,7 @@ class BuildDriver {
   std::chrono::steady_clock::time_point busy_since_;  // builds_ last became non-empty
   uint64_t busy_bytes_ = 0;          // compressed bytes of builds finished since busy_since_
   std::chrono::steady_clock::duration busy_total_{};  // earlier busy periods, summed
+  uint64_t blocks_decoded_ = 0;      // by the builds that left builds_
 
   std::function<bool()> hold_;       // test hook: builds wait while it returns true
 };

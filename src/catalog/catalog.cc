@@ -68,7 +68,7 @@ void Catalog::built(const FileRef& file, std::shared_ptr<const index::BlockIndex
     // Counted before it settles: whoever sees it ready sees it counted.
     std::lock_guard lk(mu_);
     ++built_;
-    bytes_indexed_ += index->source.size;
+    bytes_indexed_ += index->source.size - origin.bytes_kept;  // what the build read
   }
   settle_ready(file, std::move(index), std::move(origin));
 }
@@ -170,7 +170,7 @@ bool Catalog::refresh(const FileRef& file) {
     if (file->confirm(confirming, opened.ok() ? &opened->id : nullptr)) return false;
   }
   uint64_t forget_id = 0;
-  if (!file->go_stale(confirming, &forget_id)) return false;
+  if (!file->go_stale(confirming, now, &forget_id)) return false;
   spdlog::info("{}: source changed since it was indexed; indexing it again", file->path());
   if (forget_id) engine_.forget(forget_id);
   return true;
@@ -191,6 +191,7 @@ CatalogSummary Catalog::summary() const {
   s.seconds = activity.seconds;
   s.bytes_done = activity.bytes_done;
   s.build_seconds = activity.build_seconds;
+  s.blocks_decoded = activity.blocks_decoded;
   // Each file's lock alone (never with the catalog's), one at a time.
   for (const auto& weak : files) {
     const FileRef f = weak.lock();
@@ -203,7 +204,7 @@ CatalogSummary Catalog::summary() const {
     } else if (t.builder) {
       ++s.building;
       const uint64_t done = t.builder->bytes_done(), total = t.builder->bytes_total();
-      s.bytes_done += done;
+      s.bytes_done += done - t.builder->bytes_kept();  // (the rate: what it read)
       s.bytes_to_do += total > done ? total - done : 0;
     } else {
       ++s.queued;

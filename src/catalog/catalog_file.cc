@@ -85,6 +85,7 @@ CatalogFile::Next CatalogFile::prepare(Need need) {
     case IndexState::kFailed:
       if (need != Need::kRebuild) return next;
       next.forget_id = file_id_;
+      previous_ = {};  // built from the start: a forced rebuild trusts nothing kept
       index_.reset();
       reader_.reset();
       state_ = IndexState::kQueued;
@@ -106,6 +107,7 @@ CatalogFile::Next CatalogFile::prepare(Need need) {
       break;
     case IndexState::kUnknown:
     case IndexState::kStale:
+      if (need == Need::kRebuild) previous_ = {};
       if (need == Need::kRebuild || distrust_stored_) {
         state_ = IndexState::kQueued;
         next.kind = Next::kQueue;
@@ -182,6 +184,7 @@ void CatalogFile::settle_ready(std::shared_ptr<const index::BlockIndex> index, I
     builder_.reset();
     wanted_now_ = false;
     distrust_stored_ = false;
+    previous_ = {};
   }
   notify();
 }
@@ -201,6 +204,7 @@ void CatalogFile::settle_failed(base::Status why, IndexOrigin origin, index::Sou
     index_.reset();
     builder_.reset();
     wanted_now_ = false;
+    previous_ = {};
   }
   notify();
 }
@@ -246,13 +250,18 @@ bool CatalogFile::confirm(const std::shared_ptr<const index::BlockIndex>& confir
   return false;
 }
 
-bool CatalogFile::go_stale(const std::shared_ptr<const index::BlockIndex>& confirming, uint64_t* forget_id) {
+bool CatalogFile::go_stale(const std::shared_ptr<const index::BlockIndex>& confirming,
+                           const index::SourceIdentity& now, uint64_t* forget_id) {
   {
     std::lock_guard lk(mu_);
     if (!settled(state_)) return false;
     if (confirming && index_ != confirming) return false;  // settled again meanwhile
-    // Changed: the old content is forgotten; it is indexed again at the next need.
+    // Changed: the old content is forgotten; it is indexed again at the next need, keeping what
+    // can be kept of its index if the file only grew.
     *forget_id = file_id_;
+    // (Only then: an index kept for a file replaced or rewritten would be memory held for nothing.)
+    if (state_ == IndexState::kReady && now.inode == index_->source.inode && now.size > index_->source.size)
+      previous_ = {index_, origin_.stored_file};
     state_ = IndexState::kStale;
     index_.reset();
     reader_.reset();
@@ -269,9 +278,20 @@ bool CatalogFile::distrust(uint64_t file_id) {
     index_.reset();
     reader_.reset();
     distrust_stored_ = true;
+    previous_ = {};
   }
   notify();  // a wait() that found it ready just now asks for it again
   return true;
+}
+
+CatalogFile::Previous CatalogFile::previous() const {
+  std::lock_guard lk(mu_);
+  return previous_;
+}
+
+void CatalogFile::forget_previous() {
+  std::lock_guard lk(mu_);
+  previous_ = {};
 }
 
 CatalogFile::Current CatalogFile::current() const {

@@ -120,12 +120,28 @@ class CatalogFile {
   // more is to be done: the file was settled again meanwhile, or it is the same content (its ctime
   // is then taken as confirmed).
   bool confirm(const std::shared_ptr<const index::BlockIndex>& confirming, const index::SourceIdentity* opened);
-  // kReady/kFailed -> kStale (the source changed; with `confirming`, only if that index is still
-  // current). Returns whether it went stale, with the cache key of the content it drops.
-  bool go_stale(const std::shared_ptr<const index::BlockIndex>& confirming, uint64_t* forget_id);
+  // kReady/kFailed -> kStale (the source changed, to `now`; with `confirming`, only if that index
+  // is still current). Returns whether it went stale, with the cache key of the content it drops.
+  // A ready file whose source only grew keeps its index as previous().
+  bool go_stale(const std::shared_ptr<const index::BlockIndex>& confirming, const index::SourceIdentity& now,
+                uint64_t* forget_id);
   // A Reader found a block that does not match the index with cache key `file_id`: kReady -> kStale,
   // and its stored index is never loaded again (built instead). False if already handled.
   bool distrust(uint64_t file_id);
+
+  // ---- the index it had before its source changed, for a build of it grown ----
+
+  // What go_stale() took from a ready file whose source grew (the same inode, larger): its index
+  // and the index directory's file holding it (IndexOrigin::stored_file). A build of the file that grew keeps what it proves of it
+  // (index/index_prefix.h) and removes that file once it stores the new index. Kept until the
+  // file settles again; never after a distrust, a failure or a forced rebuild.
+  struct Previous {
+    std::shared_ptr<const index::BlockIndex> index;
+    index::StoredFile stored;
+  };
+  Previous previous() const;
+  // Its old prefix turned out not to be what the previous index says: nothing more is kept of it.
+  void forget_previous();
 
   // ---- the Reader shared by the opens of one content ----
 
@@ -161,6 +177,7 @@ class CatalogFile {
   bool distrust_stored_ = false;          // a stored index failed a read: build, never load
   std::weak_ptr<engine::Reader> reader_;          // shared by the open handles of this content
   std::shared_ptr<const index::IndexBuilder> builder_;  // kBuilding: for progress
+  Previous previous_;                     // (previous())
   uint64_t source_size_ = 0;              // compressed size when last opened (for the bytes to do)
 };
 using FileRef = std::shared_ptr<CatalogFile>;

@@ -46,12 +46,13 @@ std::string CatalogSummary::describe() const {
 }
 
 std::string CatalogSummary::counters() const {
-  char buf[256];
+  char buf[320];
   std::snprintf(buf, sizeof buf,
-                "indexes_built=%llu indexes_loaded=%llu index_failures=%llu bytes_indexed=%llu index_seconds=%.1f",
+                "indexes_built=%llu indexes_loaded=%llu index_failures=%llu bytes_indexed=%llu "
+                "index_blocks_decoded=%llu index_seconds=%.1f",
                 static_cast<unsigned long long>(built), static_cast<unsigned long long>(loaded),
                 static_cast<unsigned long long>(failures), static_cast<unsigned long long>(bytes_indexed),
-                build_seconds);
+                static_cast<unsigned long long>(blocks_decoded), build_seconds);
   return buf;
 }
 

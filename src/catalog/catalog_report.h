@@ -11,6 +11,7 @@
 
 #include "base/status.h"
 #include "index/block_index.h"
+#include "index/index_store.h"
 
 namespace mibz2::catalog {
 
@@ -39,6 +40,13 @@ struct IndexOrigin {
   std::string not_loaded_reason;  // why a stored index was not used (stale, invalid), if any
   std::string save_error;         // why it was not stored, if it was built and not stored
   std::vector<std::string> notes; // damage and warnings found by the build, in file order
+  // The index directory's file that holds it, when this process wrote it there or read it there as
+  // the file's own (kCurrent): the one removed once the file grows and its new index is stored.
+  index::StoredFile stored_file;
+  // Built for a file that grew (index/index_prefix.h): records kept from the index of its old
+  // prefix, and the compressed bytes they cover, which the build did not read again.
+  uint64_t blocks_kept = 0;
+  uint64_t bytes_kept = 0;
 };
 
 // A snapshot of one file's index life; taking it never waits.
@@ -78,7 +86,10 @@ struct CatalogSummary {
   uint64_t built = 0;          // indexes built
   uint64_t loaded = 0;         // stored indexes loaded
   uint64_t failures = 0;       // files that could not be indexed (unmounting not counted)
-  uint64_t bytes_indexed = 0;  // compressed bytes of the finished builds
+  uint64_t bytes_indexed = 0;  // compressed bytes the finished builds read (a grown file's: what
+                               // follows the blocks kept from its old prefix's index)
+  uint64_t blocks_decoded = 0; // blocks the builds decoded (false marks and cut ends too): their
+                               // decode work
   double build_seconds = 0;    // time during which at least one build ran
 
   // Compressed bytes per second of the current busy period (0 when unknown).

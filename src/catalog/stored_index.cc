@@ -31,6 +31,9 @@ StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
     base::Status why = std::move(got.why);
     if (got.load == index::Load::kCurrent || got.load == index::Load::kSameContent) {
       got.index.source.ctime_ns = id.ctime_ns;  // index files do not keep it: the file's, as just confirmed
+      // The file's own index in the index directory (made from this very file, not a copy's): the
+      // one a build of the file grown supersedes and removes.
+      if (got.load == index::Load::kCurrent && !sample) origin.stored_file = got.file;
       if (sample || got.load == index::Load::kSameContent)
         why = accept_same_content(file, *source, id, &got.index, &origin);
       if (why.ok()) {

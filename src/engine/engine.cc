@@ -9,7 +9,7 @@
 
 namespace mibz2::engine {
 
-uint64_t default_cache_bytes() {
+uint64_t default_cache_size() {
   constexpr uint64_t kDefault = uint64_t{1} << 30;
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page = sysconf(_SC_PAGE_SIZE);
@@ -18,13 +18,13 @@ uint64_t default_cache_bytes() {
 }
 
 static EngineOptions resolved(EngineOptions o) {
-  if (o.cache_bytes == 0) o.cache_bytes = default_cache_bytes();
-  if (o.readahead_bytes == 0) o.readahead_bytes = std::min<uint64_t>(o.cache_bytes / 4, uint64_t{256} << 20);
+  if (o.cache_size == 0) o.cache_size = default_cache_size();
+  if (o.readahead_bytes == 0) o.readahead_bytes = std::min<uint64_t>(o.cache_size / 4, uint64_t{256} << 20);
   return o;
 }
 
 Engine::Engine(const EngineOptions& options)
-    : options_(resolved(options)), cache_(options_.cache_bytes, stats_), pool_(options_.threads) {}
+    : options_(resolved(options)), cache_(options_.cache_size, stats_), pool_(options_.threads) {}
 
 Engine::~Engine() = default;
 

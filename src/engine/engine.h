@@ -19,13 +19,13 @@ class Reader;
 
 struct EngineOptions {
   unsigned threads = 0;        // decoder threads; 0 = default_decoder_threads()
-  uint64_t cache_bytes = 0;    // 0 = default_cache_bytes()
+  uint64_t cache_size = 0;     // bytes; 0 = default_cache_size()
   bool readahead = true;       // queue blocks ahead of sequential readers
   uint64_t readahead_bytes = 0;  // per stream; 0 = a quarter of the cache, at most 256 MiB
 };
 
 // 1 GiB, or a quarter of physical memory if that is less.
-uint64_t default_cache_bytes();
+uint64_t default_cache_size();
 
 class Engine {
  public:

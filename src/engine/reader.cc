@@ -1,5 +1,6 @@
 #include "engine/reader.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,13 +24,21 @@ Reader::Reader(Engine& engine, uint64_t file_id, std::string path, int fd, std::
       source_(fd_, index_->source.size),
       readahead_(engine.readahead_limits()),
       damage_reported_(index_->blocks.size(), false),
-      read_error_reported_(index_->blocks.size()) {}
+      read_error_reported_(index_->blocks.size()) {
+  struct stat st;
+  if (fstat(fd_, &st) == 0) opened_ = io::SourceStamp::of(st);
+}
 
 Reader::~Reader() { close(fd_); }
 
-ssize_t Reader::read(uint64_t offset, size_t length, uint8_t* out) {
+bool Reader::source_unchanged() const {
+  struct stat st;
+  return fstat(fd_, &st) == 0 && io::SourceStamp::of(st) == opened_;
+}
+
+ssize_t Reader::read(uint64_t offset, size_t length, uint8_t* out, ReadFailure* why) {
   std::vector<Slice> slices;
-  const ssize_t n = read_slices(offset, length, &slices);
+  const ssize_t n = read_slices(offset, length, &slices, why);
   for (const Slice& s : slices) {
     std::memcpy(out, s.data, s.size);
     out += s.size;
@@ -37,21 +46,24 @@ ssize_t Reader::read(uint64_t offset, size_t length, uint8_t* out) {
   return n;
 }
 
-ssize_t Reader::read_slices(uint64_t offset, size_t length, std::vector<Slice>* out) {
+ssize_t Reader::read_slices(uint64_t offset, size_t length, std::vector<Slice>* out, ReadFailure* why) {
   // The result comes through a promise, whose shared state outlives whichever side ends last; a
   // read that decoded nothing has set it before read_async returns, and the wait is then none.
   struct Result {
     std::promise<void> finished;
     ssize_t n = 0;
+    ReadFailure why;
   };
   auto result = std::make_shared<Result>();
   std::future<void> finished = result->finished.get_future();
-  read_async(offset, length, [result, out](ssize_t n, std::vector<Slice>& slices) {
+  read_async(offset, length, [result, out](ssize_t n, std::vector<Slice>& slices, const ReadFailure* why) {
     result->n = n;
+    if (why) result->why = *why;
     for (Slice& s : slices) out->push_back(std::move(s));
     result->finished.set_value();
   });
   finished.wait();
+  if (why && result->n < 0) *why = std::move(result->why);
   return result->n;
 }
 
@@ -65,12 +77,14 @@ struct Reader::PendingRead {
   uint64_t first = 0;
   std::vector<Slice> parts;  // parts[i]: what the read returns of block first + i; each set by one arrival
   std::atomic<size_t> missing{1};
-  std::atomic<int> error{0};
+  // The first failure: written by the one arrival that claimed it, before its own arrived(), so
+  // the last arrival (acq_rel on `missing`) sees it.
+  std::atomic<bool> failed{false};
+  ReadFailure failure;
   ReadDone done;
 
-  void fail(int e) {
-    int none = 0;
-    error.compare_exchange_strong(none, e, std::memory_order_relaxed);
+  void fail(const ReadFailure& why) noexcept {
+    if (!failed.exchange(true, std::memory_order_relaxed)) failure = why;
   }
   // Keeps the part of block first + i that the read returns: the block itself when the read
   // waits for nothing more (it replies at once), else a copy of the part (charged to the cache's
@@ -97,21 +111,22 @@ struct Reader::PendingRead {
       const uint8_t* copied = part->bytes.data();
       parts[i] = Slice{std::move(part), copied, n};
     } catch (const std::exception&) {
-      fail(ENOMEM);  // out of memory for the copy: this read fails, as a decode out of memory does
+      // Out of memory for the copy: this read fails, as a decode out of memory does.
+      fail(ReadFailure{ReadFailure::Kind::kNoMemory, first + i, ENOMEM, nullptr});
     }
   }
   void arrived() {
     if (missing.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     std::vector<Slice> slices;
     // A mismatch found while this read waited (in one of its blocks or any other) ends it too.
-    if (reader->distrusted()) fail(EIO);
-    if (const int e = error.load(std::memory_order_relaxed)) {
-      done(-e, slices);
+    if (reader->distrusted()) fail(reader->distrust_failure());
+    if (failed.load(std::memory_order_relaxed)) {
+      done(-failure.read_errno(), slices, &failure);
       return;
     }
     slices = std::move(parts);
     add(reader->engine_.stats().bytes_read, end - offset);
-    done(static_cast<ssize_t>(end - offset), slices);
+    done(static_cast<ssize_t>(end - offset), slices, nullptr);
   }
 };
 
@@ -120,8 +135,11 @@ void Reader::read_async(uint64_t offset, size_t length, ReadDone done) {
   add(st.reads);
   std::vector<Slice> none;
   const index::BlockIndex& idx = *index_;
-  if (distrusted()) return done(-EIO, none);
-  if (offset >= idx.decompressed_size || length == 0) return done(0, none);
+  if (distrusted()) {
+    const ReadFailure why = distrust_failure();
+    return done(-why.read_errno(), none, &why);
+  }
+  if (offset >= idx.decompressed_size || length == 0) return done(0, none, nullptr);
   uint64_t end = offset + std::min<uint64_t>(length, idx.decompressed_size - offset);
   const uint64_t first = idx.block_at(offset);
   uint64_t last = idx.block_at(end - 1);
@@ -130,7 +148,8 @@ void Reader::read_async(uint64_t offset, size_t length, ReadDone done) {
   // can be read and the next read meets the error.
   if (idx.blocks[first].damaged()) {
     add(st.damaged_reads);
-    return done(-EIO, none);
+    const ReadFailure why{ReadFailure::Kind::kDamaged, first, EIO, nullptr};
+    return done(-EIO, none, &why);
   }
   for (uint64_t b = first + 1; b <= last; ++b) {
     if (idx.blocks[b].damaged()) {
@@ -149,7 +168,7 @@ void Reader::read_async(uint64_t offset, size_t length, ReadDone done) {
       const uint8_t* data = ref->bytes.data() + (offset - idx.blocks[first].out_offset);
       std::vector<Slice> slices{Slice{std::move(ref), data, static_cast<size_t>(end - offset)}};
       add(st.bytes_read, end - offset);
-      return done(static_cast<ssize_t>(end - offset), slices);
+      return done(static_cast<ssize_t>(end - offset), slices, nullptr);
     }
   }
 
@@ -178,7 +197,7 @@ void Reader::read_async(uint64_t offset, size_t length, ReadDone done) {
       try {
         request(b, [p, i = b - first](const Outcome& o) {
           if (o.block) p->take(i, o.block, /*waiting=*/p->missing.load(std::memory_order_acquire) > 1);
-          else p->fail(o.error);
+          else p->fail(o.failure);
           p->arrived();
         });
       } catch (...) {
@@ -189,7 +208,7 @@ void Reader::read_async(uint64_t offset, size_t length, ReadDone done) {
     plan_readahead(offset, end, first, last);
   } catch (const std::exception& e) {
     spdlog::error("{}: a read failed: {}", path_, e.what());
-    p->fail(EIO);
+    p->fail(ReadFailure{ReadFailure::Kind::kNoMemory, first, ENOMEM, nullptr});
   }
   p->arrived();
 }
@@ -231,7 +250,7 @@ void Reader::request(uint64_t block, Waiter waiter) {
     // insert into the cache before leaving the in-flight table, so one of the two has it.
     if (BlockRef ref = engine_.cache().lookup({file_id_, block}, /*count=*/false)) {
       lk.unlock();
-      waiter(Outcome{std::move(ref), 0});
+      waiter(Outcome{std::move(ref), {}});
       return;
     }
     add(engine_.stats().waits);
@@ -270,7 +289,7 @@ void Reader::request(uint64_t block, Waiter waiter) {
     // Out of memory queueing the job. A new decode: nothing will run it, so its waiters are told
     // now. An upgrade: the read-ahead job already queued still decodes it. The message allocates
     // nothing outside spdlog (which catches its own failures): nothing may throw past complete().
-    if (start) complete(f, block, Outcome{nullptr, ENOMEM});
+    if (start) complete(f, block, failed(ReadFailure::Kind::kNoMemory, block, ENOMEM));
     spdlog::error("{}: cannot queue the decode of block {}: {}", path_, block, e.what());
   }
 }
@@ -324,7 +343,7 @@ bool Reader::request_readahead(uint64_t block) {
     // Out of memory queueing the job: nothing will run it, so it leaves the in-flight table (a
     // reader that joined it meanwhile is told, as for a demand decode) and is planned again.
     // The message allocates nothing outside spdlog (which catches its own failures).
-    complete(f, block, Outcome{nullptr, ENOMEM});
+    complete(f, block, failed(ReadFailure::Kind::kNoMemory, block, ENOMEM));
     spdlog::warn("{}: cannot queue the read-ahead of block {}: {}", path_, block, e.what());
     return false;
   }
@@ -342,7 +361,7 @@ void Reader::queue_decode(const std::shared_ptr<InFlight>& entry, uint64_t block
     if (!f || f->started.exchange(true)) return;  // the other copy of this job got it
     // From here the entry is this job's to complete, whatever fails: left in the in-flight table
     // as started, it would make every later read of the block join it and wait for good.
-    Outcome o{nullptr, EIO};
+    Outcome o = failed(ReadFailure::Kind::kNoMemory, block, ENOMEM);
     try {
       o = self->decode(block, ctx);
     } catch (const std::exception& e) {
@@ -384,24 +403,34 @@ Reader::Outcome Reader::decode(uint64_t block, WorkerContext& ctx) {
       // read fails (EIO); nothing is cached, so the next read of the block tries again.
       add(st.read_errors);
       report_read_error(block, c.why.message());
-      return {nullptr, EIO};
+      return failed(ReadFailure::Kind::kReadError, block, c.why.code(),
+                    std::make_shared<const std::string>(c.why.message()));
     case index::BlockCheck::kMismatch: return mismatch(block, c.why.message());
   }
   if (read_error_reported_[block].load(std::memory_order_relaxed)) read_error_reported_[block].store(false);
   add(st.decodes);
   add(st.bytes_decoded, decoded->bytes.size());
-  return {std::move(decoded), 0};
+  return {std::move(decoded), {}};
 }
 
 Reader::Outcome Reader::mismatch(uint64_t block, const std::string& why) {
-  distrusted_.store(true, std::memory_order_release);
+  auto what = std::make_shared<const std::string>(index::describe_block(*index_, block) + ": " + why);
+  if (!mismatch_claimed_.exchange(true, std::memory_order_relaxed)) {
+    mismatch_block_ = block;
+    mismatch_what_ = what;
+    distrusted_.store(true, std::memory_order_release);
+  }
   add(engine_.stats().decode_errors);
-  const std::string what = index::describe_block(*index_, block) + ": " + why;
   // The handler (the Catalog) says it once per index, with what was found; without one, say it
   // here, once per block as for damage.
-  if (on_mismatch_) on_mismatch_(what);
+  if (on_mismatch_) on_mismatch_(*what);
   else report_damage(block, "the index does not match the source: " + why);
-  return {nullptr, EIO};
+  return failed(ReadFailure::Kind::kIndexMismatch, block, EIO, std::move(what));
+}
+
+ReadFailure Reader::distrust_failure() const {
+  // distrusted_ (acquire) was seen set: the first mismatch's block and words were written before.
+  return ReadFailure{ReadFailure::Kind::kIndexMismatch, mismatch_block_, EIO, mismatch_what_};
 }
 
 void Reader::report_read_error(uint64_t block, const std::string& why) {

@@ -33,9 +33,11 @@
 
 #include "engine/block_cache.h"
 #include "engine/decoder_pool.h"
+#include "engine/read_failure.h"
 #include "engine/readahead.h"
 #include "index/block_index.h"
 #include "io/source_bytes.h"
+#include "io/source_stamp.h"
 
 namespace mibz2::engine {
 
@@ -58,17 +60,19 @@ class Reader : public std::enable_shared_from_this<Reader> {
 
   // Copies up to `length` bytes at decompressed `offset` into `out`. Returns the byte count (0 at
   // or past the end; fewer than asked when the range runs into a damaged block, which is never
-  // served) or -EIO when the read starts in a damaged block or the source cannot be read (a read
-  // error: logged as one, never taken for damage or for a wrong index; the next read tries again).
-  ssize_t read(uint64_t offset, size_t length, uint8_t* out);
+  // served) or -EIO when the read starts in a damaged block, meets a block that does not match
+  // the index, or the source cannot be read (a read error: logged as one, never taken for damage
+  // or for a wrong index; the next read tries again), -ENOMEM when memory ran out. Why it failed
+  // goes to *why, if given (read_failure.h).
+  ssize_t read(uint64_t offset, size_t length, uint8_t* out, ReadFailure* why = nullptr);
   // The same read without copying: appends to *out the pieces of the decoded blocks that hold the
   // bytes, in order (each keeps its block alive, also if evicted meanwhile, until *out lets it go),
-  // and returns their byte count or -EIO as read() does. read() is this plus one copy.
-  ssize_t read_slices(uint64_t offset, size_t length, std::vector<Slice>* out);
+  // and returns their byte count or -errno as read() does. read() is this plus one copy.
+  ssize_t read_slices(uint64_t offset, size_t length, std::vector<Slice>* out, ReadFailure* why = nullptr);
 
-  // What a read ends with: the byte count or -errno as read() returns, and the slices holding
-  // the bytes (empty on error), valid during the call.
-  using ReadDone = std::function<void(ssize_t result, std::vector<Slice>& slices)>;
+  // What a read ends with: the byte count or -errno as read() returns, the slices holding the
+  // bytes (empty on error), valid during the call, and why it failed (null when it did not).
+  using ReadDone = std::function<void(ssize_t result, std::vector<Slice>& slices, const ReadFailure* why)>;
   // The same read without waiting: `done` runs exactly once, on this thread before read_async
   // returns when nothing had to be decoded, else on the decoder thread that finished the last
   // block the read needed. Throws (out of memory) only before it started anything, and then
@@ -77,6 +81,15 @@ class Reader : public std::enable_shared_from_this<Reader> {
 
   uint64_t size() const { return index_->decompressed_size; }
   const index::BlockIndex& index() const { return *index_; }
+  const std::shared_ptr<const index::BlockIndex>& shared_index() const { return index_; }
+  // The source as it was when this Reader was made (fstat of its descriptor: which file, and which
+  // content of it by size, mtime and ctime).
+  const io::SourceStamp& opened_stamp() const { return opened_; }
+  // Whether the source still is that content: its descriptor's fstat gives the same stamp. False
+  // also when fstat fails. A rewrite in place changes the mtime and the ctime (also one that puts
+  // the mtime back), so a true answer means nothing was written since; a file replaced by a rename
+  // keeps its stamp here (the descriptor reads the old file) and is told by its path.
+  bool source_unchanged() const;
   const std::string& path() const { return path_; }
   uint64_t file_id() const { return file_id_; }
 
@@ -90,15 +103,23 @@ class Reader : public std::enable_shared_from_this<Reader> {
   // records match), so nothing more is served from it: the blocks that matched their records may
   // sit at the wrong offsets.
   bool distrusted() const { return distrusted_.load(std::memory_order_acquire); }
+  // The failure of every read of a distrusted Reader: which block first did not match, and how.
+  // Only once distrusted() is true.
+  ReadFailure distrust_failure() const;
 
   // For tests of the hit path: the lock the slow path takes.
   std::mutex& inflight_mutex_for_testing() { return inflight_mu_; }
 
  private:
   struct Outcome {
-    BlockRef block;  // null on error
-    int error = 0;   // errno value (EIO)
+    BlockRef block;        // null on error
+    ReadFailure failure;   // why, when block is null
   };
+  // An Outcome that failed; none of these allocates (they run where memory may have run out).
+  static Outcome failed(ReadFailure::Kind kind, uint64_t block, int error,
+                        std::shared_ptr<const std::string> detail = nullptr) {
+    return Outcome{nullptr, ReadFailure{kind, block, error, std::move(detail)}};
+  }
   using Waiter = std::function<void(const Outcome&)>;
   struct InFlight {
     std::vector<Waiter> waiters;        // guarded by inflight_mu_; run when the decode ends
@@ -140,8 +161,14 @@ class Reader : public std::enable_shared_from_this<Reader> {
   const int fd_;
   const std::shared_ptr<const index::BlockIndex> index_;
   const io::FdBytes source_;  // fd_, read by position up to the size the index describes
+  io::SourceStamp opened_;  // opened_stamp()
   std::function<void(const std::string& what)> on_mismatch_;
   std::atomic<bool> distrusted_{false};  // distrusted(): set once, never cleared
+  // The first mismatch found (block and what), for the reads failed after it: written once, by the
+  // thread that set distrusted_ first, before it set it (readers load distrusted_ with acquire).
+  std::atomic<bool> mismatch_claimed_{false};
+  uint64_t mismatch_block_ = 0;
+  std::shared_ptr<const std::string> mismatch_what_;
 
   // Lock order (each line: held while taking the next ones, never the reverse):
   //   inflight_mu_  ->  a BlockCache shard mutex (the re-check under the slow path)

@@ -1,4 +1,4 @@
-// The Filesystem's own life: what it builds (SOURCE, the index store, the engine, the catalog,
+// The Filesystem's own life: what it builds (SOURCE, the front door to the engine and the catalog,
 // the inode table), its threads (the tree walk, the session watcher), the start and end of the
 // kernel session, and what it frees at unmount.
 #include "fs/filesystem.h"
@@ -19,11 +19,9 @@
 namespace mibz2::fs {
 namespace {
 
-engine::EngineOptions engine_options(const FilesystemOptions& options) {
-  engine::EngineOptions eo;
-  eo.threads = options.threads;
-  eo.cache_bytes = options.cache_bytes;
-  return eo;
+catalog::FrontDoorOptions door_options(const FilesystemOptions& options, const catalog::SourceAccess& access) {
+  return {.threads = options.threads, .cache_size = options.cache_size, .index_dir = options.index_dir,
+          .access = &access};
 }
 
 // SOURCE opened once, before anything else reads it; its identity for the root node.
@@ -42,12 +40,12 @@ Filesystem::Filesystem(const FilesystemOptions& options)
     : options_(options),
       root_stat_(open_root(root_, options.source)),
       access_(root_),
-      store_(options.index_dir),
-      engine_(std::make_unique<engine::Engine>(engine_options(options))),
-      catalog_(std::make_unique<catalog::Catalog>(*engine_, store_, &access_)),
-      inodes_(root_, io::SourceStamp::of(root_stat_), *catalog_),
+      door_(std::make_unique<catalog::FrontDoor>(door_options(options, access_))),
+      catalog_(door_->catalog()),
+      inodes_(root_, io::SourceStamp::of(root_stat_), catalog_),
       source_watcher_(root_),
-      operations_({options_, root_, store_, *engine_, *catalog_, inodes_, source_watcher_, handles_}) {
+      operations_({options_, root_, *door_, inodes_, source_watcher_, handles_}) {
+  const index::IndexStore& store_ = door_->store();
   if (store_.dir().empty())
     spdlog::warn("{}: indexes are kept in memory only, so every mount indexes every file again (one full decode "
                  "of each); give -o index_dir=DIR to keep them",
@@ -56,7 +54,7 @@ Filesystem::Filesystem(const FilesystemOptions& options)
   // attribute reads during a build).
   if (const char* hold = std::getenv("MIBZ2FS_TEST_HOLD_BUILDS"); hold && *hold) {
     spdlog::warn("test hook: index builds are held while {} exists", hold);
-    catalog_->hold_builds_while([path = std::string(hold)] { return ::access(path.c_str(), F_OK) == 0; });
+    catalog_.hold_builds_while([path = std::string(hold)] { return ::access(path.c_str(), F_OK) == 0; });
   }
   // Test hook: at most this many directories watched, as if fs.inotify.max_user_watches were reached.
   if (const char* cap = std::getenv("MIBZ2FS_TEST_MAX_WATCHES"); cap && *cap) {
@@ -68,7 +66,7 @@ Filesystem::Filesystem(const FilesystemOptions& options)
     spdlog::warn("test hook: more than {} changes waiting count as lost", cap);
     source_watcher_.limit_pending_for_testing(std::strtoull(cap, nullptr, 10));
   }
-  catalog_->set_distrust_listener([this](const catalog::FileRef& file) { retire(file); });
+  catalog_.set_distrust_listener([this](const catalog::FileRef& file) { retire(file); });
   watcher_ = std::thread([this] { guard_thread("session watcher", [this] { watch_session(); }); });
 }
 
@@ -81,12 +79,11 @@ Filesystem::~Filesystem() {
   watch_cv_.notify_all();
   if (walker_.joinable()) walker_.join();
   watcher_.join();
-  catalog_->shutdown();
+  catalog_.shutdown();
   handles_.close_all();  // the session ended with files still open
-  spdlog::info("unmounted {}; engine counters: {} {}", options_.mountpoint, engine_->stats().summary(),
-               catalog_->summary().counters());
-  catalog_.reset();
-  engine_.reset();
+  spdlog::info("unmounted {}; engine counters: {} {}", options_.mountpoint, door_->engine().stats().summary(),
+               catalog_.summary().counters());
+  door_.reset();
 }
 
 void Filesystem::set_session(fuse_session* se) {
@@ -130,10 +127,10 @@ void Filesystem::walk_tree() {
   size_t files = 0;
   for_each_decompressed_file(root_, [this] { return stopping_.load(); }, [&](const std::string& rel, const catalog::ShownEntry& e) {
     const NodeRef node = inodes_.get_or_create(rel, NodeKind::kDecompressed, e.stamp);
-    catalog_->prepare(node->file, catalog::Catalog::Need::kSoon);
+    catalog_.prepare(node->file, catalog::Catalog::Need::kSoon);
     ++files;
   });
-  spdlog::info("found {} compressed files under {}; {} still to index", files, options_.source, catalog_->pending());
+  spdlog::info("found {} compressed files under {}; {} still to index", files, options_.source, catalog_.pending());
 }
 
 // Threads of our own end with a log line, never with an exception (which would end the daemon).
@@ -158,7 +155,7 @@ void Filesystem::watch_session() {
     fuse_session* se = session_.load();
     if (se && fuse_session_exited(se)) {
       lk.unlock();
-      catalog_->shutdown();
+      catalog_.shutdown();
       return;
     }
   }

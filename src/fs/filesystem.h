@@ -1,5 +1,5 @@
-// The FUSE adapter's composition root: a mount's parts (SOURCE, the index store, the engine, the
-// catalog, the inode table, the kernel notifier and the source watcher), wired together, with the
+// The FUSE adapter's composition root: a mount's parts (SOURCE, the front door to the engine and
+// the catalog, the inode table, the kernel notifier and the source watcher), wired together, with the
 // threads of the mount (the tree walk, the session watcher) and the start and end of the kernel
 // session. The operations themselves are in operations.h, their C table in fuse_operations.h.
 #pragma once
@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "catalog/catalog.h"
-#include "engine/engine.h"
+#include "catalog/front_door.h"
 #include "fs/beneath_access.h"
 #include "fs/filesystem_options.h"
 #include "fs/inode_table.h"
@@ -25,7 +25,6 @@
 #include "fs/open_handles.h"
 #include "fs/operations.h"
 #include "fs/source_watcher.h"
-#include "index/index_store.h"
 #include "io/source_root.h"
 
 namespace mibz2::fs {
@@ -60,9 +59,8 @@ class Filesystem {
   io::SourceRoot root_;        // SOURCE: everything under it is reached through this
   struct stat root_stat_;
   BeneathAccess access_;      // the catalog's way to sources: beneath root_, the node's file only
-  index::IndexStore store_;
-  std::unique_ptr<engine::Engine> engine_;
-  std::unique_ptr<catalog::Catalog> catalog_;  // every decompressed file's index life
+  std::unique_ptr<catalog::FrontDoor> door_;  // the index store, the engine and the catalog
+  catalog::Catalog& catalog_;  // door_'s: every decompressed file's index life
   InodeTable inodes_;
   KernelNotifier notifier_;  // started by set_session, stopped by end_session or the destructor
   SourceWatcher source_watcher_;  // the same; tells the notifier what SOURCE changed (source_changes.h)

@@ -11,7 +11,7 @@ struct FilesystemOptions {
   std::string source;        // absolute path of SOURCE
   std::string mountpoint;    // absolute path of MOUNTPOINT (for the logs)
   unsigned threads = 0;      // decoder threads; 0: engine::default_decoder_threads()
-  uint64_t cache_bytes = 0;  // decoded-block cache; 0: engine::default_cache_bytes()
+  uint64_t cache_size = 0;   // decoded-block cache in bytes; 0: engine::default_cache_size()
   std::string index_dir;     // empty: index::default_index_dir()
 };
 

@@ -23,7 +23,7 @@ void configure_connection(fuse_conn_info* conn) {
   // max_background in flight, the kernel parks the next reader on a wait queue of its own before
   // the request even reaches our queue, and wakes it when one ends. At the 32 this asked before,
   // 64 readers cost two sleeps a read instead of one and lost a quarter of the throughput
-  // (issue 15: fio's context switches per read went from 1.0 to 1.6-2.0). What bounds the work
+  // (fio's context switches per read went from 1.0 to 1.6-2.0). What bounds the work
   // in flight is our request threads and the decoder pool's queue; the kernel only hands over.
   conn->max_background = std::max<unsigned>(conn->max_background, kMaxBackground);
   if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;

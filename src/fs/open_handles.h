@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "catalog/name_mapping.h"
-#include "engine/reader.h"
+#include "catalog/read_handle.h"
 #include "io/source_stamp.h"
 
 namespace mibz2::fs {
@@ -20,7 +20,7 @@ namespace mibz2::fs {
 struct FileHandle {
   int fd = -1;                             // plain files: the source, read directly
   io::SourceStamp stamp;                       // plain files: the node's, which every read checks
-  std::shared_ptr<engine::Reader> reader;  // decompressed files
+  std::unique_ptr<catalog::ReadHandle> file;  // decompressed files
   ~FileHandle() {
     if (fd >= 0) close(fd);
   }

@@ -27,8 +27,8 @@ constexpr double kNegativeTimeout = 1.0;  // how long the kernel may remember a 
 
 Operations::Operations(const Parts& parts)
     : parts_(parts),
-      attributes_(parts.root, parts.catalog),
-      xattrs_(parts.root, parts.engine, parts.catalog, parts.inodes, parts.watcher) {}
+      attributes_(parts.root, parts.door.catalog()),
+      xattrs_(parts.root, parts.door.engine(), parts.door.catalog(), parts.inodes, parts.watcher) {}
 
 int Operations::make_entry(Node& dir, const catalog::ShownEntry& e, fuse_entry_param* entry) {
   std::memset(entry, 0, sizeof *entry);
@@ -57,8 +57,9 @@ int Operations::make_entry(Node& dir, const catalog::ShownEntry& e, fuse_entry_p
 void Operations::init(fuse_conn_info* conn) {
   configure_connection(conn);
   spdlog::info("mounted {} at {} ({} decoder threads, cache {} MiB, index dir {})", parts_.options.source,
-               parts_.options.mountpoint, parts_.engine.pool().threads(), parts_.engine.cache().capacity() >> 20,
-               parts_.store.dir().empty() ? "(none)" : parts_.store.dir());
+               parts_.options.mountpoint, parts_.door.engine().pool().threads(),
+               parts_.door.engine().cache().capacity() >> 20,
+               parts_.door.store().dir().empty() ? "(none)" : parts_.door.store().dir());
 }
 
 int Operations::lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
@@ -192,7 +193,7 @@ int Operations::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // verified bytes before it (a short read) and the next read fails with EIO, exactly at the
   // damage. Through the page cache a short reply would look like the end of the file, and a
   // failed page would take the good bytes of its neighbours with it.
-  if (handle->reader && handle->reader->index().damaged_blocks) {
+  if (handle->file && handle->file->index()->damaged_blocks) {
     fi->direct_io = 1;
     fi->keep_cache = 0;
   }
@@ -219,28 +220,31 @@ int Operations::open_decompressed(fuse_req_t req, const Node& node, FileHandle* 
   base::Status error;
   {
     const RequestInterrupt interrupt(req);
-    base::Result<std::shared_ptr<engine::Reader>> opened = parts_.catalog.open(node.file, interrupt.token());
-    if (opened.ok()) handle->reader = std::move(opened).value();
+    base::Result<std::unique_ptr<catalog::ReadHandle>> opened = parts_.door.open(node.file, interrupt.token());
+    if (opened.ok()) handle->file = std::move(opened).value();
     else error = opened.status();
   }
-  if (!handle->reader) {
+  if (!handle->file) {
     const bool interrupted = error.code() == EINTR;  // the wait was stopped, the build goes on
     if (!interrupted) spdlog::warn("{}: cannot open: {}", node.source, error.message());
     return interrupted ? EINTR : EIO;
   }
   // The source changed again while its index was made: that index is another node's.
-  if (!describes(handle->reader->index(), node)) return ESTALE;
+  if (!describes(*handle->file->index(), node)) return ESTALE;
   return 0;
 }
 
 int Operations::read(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi) {
   auto* handle = reinterpret_cast<FileHandle*>(fi->fh);
-  if (!handle->reader) return read_plain(req, *handle, size, off);
+  if (!handle->file) return read_plain(req, *handle, size, off);
   // Never waits for a decode: a read of blocks being decoded is answered by the decoder thread
   // that finishes the last of them, and this request thread goes back to serve others (cache hits
-  // never queue behind misses for a request thread).
-  handle->reader->read_async(static_cast<uint64_t>(off), size,
-                             [req](ssize_t n, std::vector<engine::Slice>& slices) { reply_read(req, n, slices); });
+  // never queue behind misses for a request thread). Whatever made it fail, the reply is EIO
+  // (ENOMEM when memory ran out): the kind and place were logged where they were found.
+  handle->file->read_async(static_cast<uint64_t>(off), size,
+                           [req](ssize_t n, std::vector<engine::Slice>& slices, const engine::ReadFailure*) {
+                             reply_read(req, n, slices);
+                           });
   return 0;
 }
 
@@ -255,7 +259,7 @@ int Operations::statfs(fuse_req_t req) {
   // plain files are not counted. The name length limit stays the source's.
   uint64_t total = 0;
   for (const catalog::FileRef& file : parts_.inodes.current_decompressed_files())
-    if (const catalog::IndexStatus s = parts_.catalog.status(file); s.ready()) total += s.index->decompressed_size;
+    if (const catalog::IndexStatus s = parts_.door.catalog().status(file); s.ready()) total += s.index->decompressed_size;
   constexpr unsigned long kUnit = 4096;
   sv.f_bsize = sv.f_frsize = kUnit;
   sv.f_blocks = static_cast<fsblkcnt_t>((total + kUnit - 1) / kUnit);

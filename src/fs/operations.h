@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "catalog/catalog.h"
+#include "catalog/front_door.h"
 #include "engine/engine.h"
 #include "engine/reader.h"
 #include "fs/extended_attributes.h"
@@ -30,9 +31,7 @@ class Operations {
   struct Parts {
     const FilesystemOptions& options;
     const io::SourceRoot& root;
-    const index::IndexStore& store;
-    engine::Engine& engine;
-    catalog::Catalog& catalog;
+    catalog::FrontDoor& door;  // the index store, the engine and the catalog
     InodeTable& inodes;
     SourceWatcher& watcher;
     OpenHandles& handles;

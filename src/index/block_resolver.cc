@@ -36,6 +36,30 @@ void BlockResolver::add_scanned(std::vector<Candidate> found, uint64_t scanned_b
   need_scan_ = false;
 }
 
+void BlockResolver::resume(const IndexPrefix& kept) {
+  MIBZ2_INVARIANT(!sink_ && candidates_.empty() && front_seq_ == 0 && phase_ == Phase::kStreamStart);
+  BlockIndex& idx = result_.index;
+  idx.blocks = kept.blocks;
+  idx.newlines = kept.newlines;
+  idx.stream_count = kept.stream_count;
+  // Where the old resolution stood just before the last complete block: inside its stream, with
+  // the combined CRC of the stream's blocks before it (the stream's check covers them all).
+  level_ = kept.last.level();
+  stream_first_block_ = kept.stream_first_block;
+  combined_crc_ = kept.stream_crc;
+  first_in_stream_ = kept.last.stream_start();
+  out_offset_ = kept.last.out_offset;
+  cursor_ = kept.last.start_bit();
+  phase_ = Phase::kInStream;
+  file_start_known_ = true;  // (byte 0 is never looked at again)
+  // The scan starts at the byte the cursor is in: every mark from there on is a candidate.
+  scanned_bytes_ = cursor_ / 8;
+  checking_kept_last_ = true;
+  kept_last_ = kept.last;
+  kept_last_size_ = kept.last_size;
+  kept_last_newlines_ = kept.last_newlines;
+}
+
 Candidate* BlockResolver::candidate(uint64_t seq) {
   return seq >= front_seq_ && seq < end_seq() ? &candidates_[seq - front_seq_] : nullptr;
 }
@@ -166,6 +190,10 @@ void BlockResolver::resolve_in_stream() {
     return;
   }
   Candidate* c = front_candidate();
+  if (checking_kept_last_) {
+    resolve_kept_last(c);
+    return;
+  }
   if (c && c->bit == cursor_) {
     if (c->kind == bz2::MarkKind::kEndOfStream) {
       resolve_end_of_stream(*c);
@@ -183,6 +211,30 @@ void BlockResolver::resolve_in_stream() {
   }
   note("no block or end-of-stream marker at " + bits_where(cursor_) + " where one must start");
   phase_ = Phase::kResync;
+}
+
+// The old prefix's last complete block is kept only if it is there again, decoding to what its
+// record says: its bytes were the old end's (its CRC vouches for all of them, its end for where the
+// build goes on, its last byte for the line count). Anything else, and the old index describes
+// another file: the build ends, and the file is indexed from its start.
+void BlockResolver::resolve_kept_last(Candidate* c) {
+  if (!c) {
+    if (!scan_complete_) return;  // (the scan went past the cursor and found no mark yet)
+  } else if (c->bit == cursor_ && c->kind == bz2::MarkKind::kBlock && c->state != Candidate::State::kDone) {
+    return;  // wait for its decode
+  }
+  const bool same = c && c->bit == cursor_ && c->kind == bz2::MarkKind::kBlock && !c->error &&
+                    c->block.bwt_length <= nominal_block_size(level_) &&
+                    c->block.end_bit == kept_last_.end_bit() && c->block.stored_crc == kept_last_.crc &&
+                    c->size == kept_last_size_ && c->newlines == kept_last_newlines_;
+  if (!same) {
+    result_.prefix_changed = true;
+    fail(base::Status::error(ESTALE, "the file's first bytes are not those indexed before: its block at " +
+                                         bits_where(cursor_) + " differs"));
+    return;
+  }
+  checking_kept_last_ = false;
+  resolve_block(*c);
 }
 
 void BlockResolver::resolve_end_of_stream(const Candidate& eos) {

@@ -23,6 +23,7 @@
 #include "base/status.h"
 #include "index/block_index.h"
 #include "index/candidate.h"
+#include "index/index_prefix.h"
 
 namespace mibz2::index {
 
@@ -34,6 +35,10 @@ struct BuildResult {
   base::Status error;
   BlockIndex index;                // source identity is left for the caller to fill
   std::vector<std::string> notes;  // damage and warnings, one line each, in file order
+  // A build that kept an old prefix's index (BlockResolver::resume) found that prefix's last
+  // complete block not as its record says (error: ESTALE): nothing it made is usable, and the file
+  // is indexed from its start.
+  bool prefix_changed = false;
 
   bool ok() const { return error.ok(); }
 };
@@ -71,6 +76,13 @@ class BlockResolver {
   // With a sink, each resolved block is handed to it with its decoded bytes (Candidate::bytes).
   explicit BlockResolver(ResolvedBlockSink* sink = nullptr) : sink_(sink) {}
 
+  // Before anything is fed: the file is one that grew, and `kept` is what the index of its old
+  // prefix gives (index_prefix.h). Resolution starts at the old prefix's last complete block, which
+  // must decode to exactly its record (else the build fails: BuildResult::prefix_changed), with the
+  // records before it, their stream and the count of streams as they were. No sink: a sink's
+  // consumer wants every block.
+  void resume(const IndexPrefix& kept);
+
   // --- fed by the scan and the decoders ---
   // A piece scanned: the marks found in it (in file order, after those fed before), numbered on
   // from the last (the first ever is 0); how many bytes of the file are scanned now and whether
@@ -106,6 +118,8 @@ class BlockResolver {
   Candidate* front_candidate();  // first candidate not before the cursor, or null (may set need_scan_)
   void resolve_stream_start();
   void resolve_in_stream();
+  // A resumed build's first block (resume()): `c` is the candidate at or after the cursor, if any.
+  void resolve_kept_last(Candidate* c);
   void resolve_end_of_stream(const Candidate& eos);
   void resolve_block(Candidate& c);
   void resync();
@@ -144,6 +158,11 @@ class BlockResolver {
   size_t stream_first_block_ = 0;  // the first record of the current stream
   uint64_t out_offset_ = 0;
   bool ends_with_newline_ = false;  // the last sound block's last byte is '\n'
+  // resume(): the old prefix's last complete block, until it is decoded again and found the same.
+  bool checking_kept_last_ = false;
+  BlockRecord kept_last_{};
+  uint64_t kept_last_size_ = 0;
+  uint32_t kept_last_newlines_ = 0;
   BuildResult result_;
 };
 

@@ -35,8 +35,14 @@ constexpr size_t kScratchKeptBytes = 8 << 20;
 
 }  // namespace
 
-IndexBuilder::IndexBuilder(const io::SourceBytes& source, size_t window, ResolvedBlockSink* sink)
-    : source_(source), window_(std::max<size_t>(window, 1)), sink_(sink), resolver_(sink) {}
+IndexBuilder::IndexBuilder(const io::SourceBytes& source, size_t window, ResolvedBlockSink* sink,
+                           const IndexPrefix* kept)
+    : source_(source), window_(std::max<size_t>(window, 1)), sink_(sink), resolver_(sink) {
+  if (!kept) return;
+  resolver_.resume(*kept);
+  bytes_kept_ = kept->bytes_kept();
+  resolved_bits_.store(resolver_.resolved_bits(), std::memory_order_relaxed);
+}
 
 bool IndexBuilder::finished() const {
   std::lock_guard lk(mu_);
@@ -224,6 +230,7 @@ IndexBuilder::Step IndexBuilder::decode_locked(std::unique_lock<std::mutex>& lk,
     base::ByteBuffer& out = sink_ ? kept : scratch;
     base::ByteBuffer& compressed = sink_ ? scratch : compressed_here;
     Decoded d = decode_candidate(bit, guess_end_bit, decoder, compressed, out);
+    decodes_.fetch_add(1, std::memory_order_relaxed);
     // A thread keeps its scratch for ordinary blocks (about 1 MB), never the 46 MB of an expanding
     // one: the daemon's memory rule (man/mibz2fs.1, MEMORY) counts one block a thread while it
     // decodes, not one a thread forever.

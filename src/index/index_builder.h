@@ -41,8 +41,11 @@ class IndexBuilder {
   enum class Step { kWorked, kIdle, kFinished };
 
   // `source` (and `sink`, if given) must outlive the build. `window`: candidates in flight ahead of
-  // the resolution point (bounds memory and wasted work); a few per thread is enough.
-  IndexBuilder(const io::SourceBytes& source, size_t window, ResolvedBlockSink* sink = nullptr);
+  // the resolution point (bounds memory and wasted work); a few per thread is enough. `kept`, for
+  // a file that grew (never with a sink): what the index of its old prefix gives, so that only
+  // the old prefix's last complete block and what follows it are decoded (index_prefix.h).
+  IndexBuilder(const io::SourceBytes& source, size_t window, ResolvedBlockSink* sink = nullptr,
+               const IndexPrefix* kept = nullptr);
 
   // Does one unit of work (scan a piece, or decode one candidate) with the caller's decoder and
   // scratch buffer (a thread's own, kept from call to call: the piece scanned or the block decoded).
@@ -67,6 +70,11 @@ class IndexBuilder {
   // mark left out. An ordinary file has a few marks a MiB, a multistream dump a few dozen.
   static constexpr size_t kMaxScanMarks = 1024;
   uint64_t bytes_total() const { return source_.size(); }
+  // Compressed bytes taken from the index of an old prefix, never read (0 without one): counted
+  // in bytes_done() from the start.
+  uint64_t bytes_kept() const { return bytes_kept_; }
+  // Candidates decoded so far (blocks, false marks and cut ends alike): the decode work of the build.
+  uint64_t decodes() const { return decodes_.load(std::memory_order_relaxed); }
   // The result; call once, after finished().
   BuildResult take_result();
 
@@ -105,6 +113,8 @@ class IndexBuilder {
   const io::SourceBytes& source_;
   const size_t window_;
   ResolvedBlockSink* const sink_;
+  uint64_t bytes_kept_ = 0;
+  std::atomic<uint64_t> decodes_{0};
 
   // Lock order: mu_, then the sink's own (its calls come under mu_). Never held across a decode
   // or a scan.

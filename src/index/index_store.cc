@@ -106,6 +106,23 @@ const char* to_string(Load load) {
 
 std::string default_index_dir() { return default_index_dir_of_process().dir; }
 
+base::Result<uint64_t> fingerprint_of(const io::SourceBytes& source, uint64_t size) {
+  // Two requests, whatever the file's size: cheap on remote storage too.
+  const uint64_t whole = std::min<uint64_t>(size, 2 * kFingerprintSpan);
+  std::vector<uint8_t> buf(static_cast<size_t>(whole));
+  const size_t head = static_cast<size_t>(size <= 2 * kFingerprintSpan ? whole : kFingerprintSpan);
+  const size_t tail = static_cast<size_t>(whole) - head;
+  const io::SourceRead a = source.read(0, head, buf.data());
+  const io::SourceRead b = tail && !a.failed() ? source.read(size - tail, tail, buf.data() + head) : io::SourceRead{};
+  if (a.failed() || b.failed()) {
+    const io::SourceRead& failed = a.failed() ? a : b;
+    return base::Status::os_error(failed.error, failed.describe());
+  }
+  // A file that is being changed (truncated, rewritten): the machine's moment, not its content.
+  MIBZ2_RETURN_ERROR_IF(a.count != head || b.count != tail, EIO, "the file is shorter than its size (changing?)");
+  return xxh3(buf.data(), buf.size());
+}
+
 base::Result<SourceIdentity> identify_source(int fd) {
   struct stat st;
   if (fstat(fd, &st) != 0) {
@@ -115,22 +132,10 @@ base::Result<SourceIdentity> identify_source(int fd) {
   SourceIdentity id = SourceIdentity::from_stat(st);
   // The fingerprint is half of the content identity (with the size): it names the index file, and
   // catches a file rewritten in place with its size and mtime restored (FORMAT.md: the first and
-  // last 64 KiB, or the whole file when it is no larger than both). Two requests, whatever the
-  // file's size: cheap on remote storage too.
-  const uint64_t whole = std::min<uint64_t>(id.size, 2 * kFingerprintSpan);
-  std::vector<uint8_t> buf(static_cast<size_t>(whole));
-  const size_t head = static_cast<size_t>(id.size <= 2 * kFingerprintSpan ? whole : kFingerprintSpan);
-  const size_t tail = static_cast<size_t>(whole) - head;
-  const io::FdBytes source(fd, id.size);
-  const io::SourceRead a = source.read(0, head, buf.data());
-  const io::SourceRead b = tail && !a.failed() ? source.read(id.size - tail, tail, buf.data() + head) : io::SourceRead{};
-  if (a.failed() || b.failed()) {
-    const io::SourceRead& failed = a.failed() ? a : b;
-    return base::Status::os_error(failed.error, failed.describe());
-  }
-  // A file that is being changed (truncated, rewritten): the machine's moment, not its content.
-  MIBZ2_RETURN_ERROR_IF(a.count != head || b.count != tail, EIO, "the file is shorter than its size (changing?)");
-  id.fingerprint = xxh3(buf.data(), buf.size());
+  // last 64 KiB, or the whole file when it is no larger than both).
+  const base::Result<uint64_t> fingerprint = fingerprint_of(io::FdBytes(fd, id.size), id.size);
+  MIBZ2_FORWARD_IF_ERROR(fingerprint);
+  id.fingerprint = *fingerprint;
   return id;
 }
 
@@ -170,11 +175,12 @@ LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& n
     return refused(Load::kStale, ESTALE, name + ": an index of other content (its size or fingerprint is not the source's)");
   got.load = idx.source.same_stat(id) ? Load::kCurrent : Load::kSameContent;
   got.index = std::move(idx);
+  got.file = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
   return got;
 }
 
 base::Status write_index_file_at(int dir_fd, const std::string& name, const std::string& shown,
-                                 const BlockIndex& index, bool* at_rename) {
+                                 const BlockIndex& index, bool* at_rename, StoredFile* written) {
   if (at_rename) *at_rename = false;
   // Unique to this host and process (six random characters, created exclusively): writers on
   // several machines sharing the directory never share a temporary, and a stale one tells whose it
@@ -195,6 +201,9 @@ base::Status write_index_file_at(int dir_fd, const std::string& name, const std:
   int err = io::write_all(fd, bytes.data(), bytes.size());
   if (!err && fchmod(fd, 0644) != 0) err = errno;  // a published index is meant to be read by others
   if (!err && fsync(fd) != 0) err = errno;
+  struct stat st;
+  StoredFile made;
+  if (!err && fstat(fd, &st) == 0) made = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
   if (close(fd) != 0 && !err) err = errno;
   // The rename is the publication: a reader opens the old file or the whole new one, never a part.
   if (!err && renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) != 0) {
@@ -206,6 +215,7 @@ base::Status write_index_file_at(int dir_fd, const std::string& name, const std:
     return base::Status::os_error(err, "cannot write " + shown + ": " + errno_text(err));
   }
   fsync(dir_fd);  // makes the rename itself durable
+  if (written) *written = made;
   return {};
 }
 
@@ -360,7 +370,7 @@ size_t IndexStore::remove_stale_temporaries() const {
   return removed;
 }
 
-base::Status IndexStore::save(const BlockIndex& index) {
+base::Status IndexStore::save(const BlockIndex& index, StoredFile* written) {
   bool clean = false;
   {
     std::lock_guard lk(mu_);
@@ -386,10 +396,26 @@ base::Status IndexStore::save(const BlockIndex& index) {
   const int dfd = *held;  // (made if missing: never -1)
   if (clean) remove_stale_temporaries();
   bool at_rename = false;
-  base::Status written = write_index_file_at(dfd, name_for(index.source), path_for(index.source), index, &at_rename);
-  const int e = written.code();
-  if (!at_rename && (e == EACCES || e == EPERM || e == EROFS || e == ENOTDIR || e == ENOENT)) return fail(written);
-  return written;
+  base::Status status =
+      write_index_file_at(dfd, name_for(index.source), path_for(index.source), index, &at_rename, written);
+  const int e = status.code();
+  if (!at_rename && (e == EACCES || e == EPERM || e == EROFS || e == ENOTDIR || e == ENOENT)) return fail(status);
+  return status;
+}
+
+bool IndexStore::remove_superseded(const SourceIdentity& was, const StoredFile& file) const {
+  const int dfd = dir_fd_.load();
+  if (dfd < 0 || !file.known()) return false;
+  const std::string name = name_for(was);
+  // The very file written or read (another mount sharing the directory may have put its own
+  // there since, which is not this one's to judge), and this user's: root's file in a directory
+  // root lets this user write is trusted, not this user's to remove.
+  struct stat st;
+  if (fstatat(dfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return false;
+  if (static_cast<uint64_t>(st.st_dev) != file.device || static_cast<uint64_t>(st.st_ino) != file.inode ||
+      st.st_uid != geteuid())
+    return false;
+  return unlinkat(dfd, name.c_str(), 0) == 0;
 }
 
 }  // namespace mibz2::index

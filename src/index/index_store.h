@@ -13,6 +13,7 @@
 
 #include "base/status.h"
 #include "index/block_index.h"
+#include "io/source_bytes.h"
 
 namespace mibz2::index {
 
@@ -22,6 +23,10 @@ std::string default_index_dir();
 // Size, mtime, inode and the fingerprint (XXH3-64 of the first and last 64 KiB) of an open file;
 // or why they cannot be had (the machine's: the stat or a read failed, or the file shrank).
 base::Result<SourceIdentity> identify_source(int fd);
+// The fingerprint of the first `size` bytes of `source`, as identify_source takes it of a file of
+// that size (so also the fingerprint a file that grew had at that size); or why it cannot be had
+// (a read failed; EIO: the source is shorter).
+base::Result<uint64_t> fingerprint_of(const io::SourceBytes& source, uint64_t size);
 
 // The largest index file a source of `source_size` bytes can have (FORMAT.md, "Validity").
 uint64_t max_index_file_size(uint64_t source_size);
@@ -29,6 +34,15 @@ uint64_t max_index_file_size(uint64_t source_size);
 // A sidecar index is published next to its source under the source's name and this suffix
 // ("dump.json.bz2.mibz2idx"); it is only ever read (FORMAT.md, "Sidecar indexes").
 inline constexpr const char* kSidecarSuffix = ".mibz2idx";
+
+// The file of the index directory that holds an index, as a store wrote or read it: what lets
+// an index it supersedes be removed only while that very file is there (FORMAT.md, "A file that
+// grew").
+struct StoredFile {
+  uint64_t device = 0;
+  uint64_t inode = 0;  // 0: none known
+  bool known() const { return inode != 0; }
+};
 
 // What an index file is for the source it is offered for.
 enum class Load {
@@ -51,6 +65,7 @@ struct LoadedIndex {
   // or stated; EINVAL when not a regular file, EFBIG when too large), kUntrusted (EPERM): why it
   // is not used, naming the file. ok() otherwise.
   base::Status why;
+  StoredFile file;  // the index file read (kCurrent, kSameContent)
 };
 
 // Reads the index file open at `fd` (named `name` in reasons) for a source of identity `id`, where
@@ -63,9 +78,9 @@ LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& n
 // it, named after `name`, this host and this process (".tmp.HOST.PID.XXXXXX", created
 // exclusively), fsync'ed and renamed over `name`, then the directory fsync'ed. `shown` names it in
 // messages. Returns ok, or the errno that stopped it with its words (*at_rename, if given, says
-// whether only the rename failed); nothing is left behind.
+// whether only the rename failed; *written, if given, which file it is); nothing is left behind.
 base::Status write_index_file_at(int dir_fd, const std::string& name, const std::string& shown,
-                                 const BlockIndex& index, bool* at_rename = nullptr);
+                                 const BlockIndex& index, bool* at_rename = nullptr, StoredFile* written = nullptr);
 // The same at `path` (its directory opened first): mibz2 index --output.
 base::Status write_index_file(const std::string& path, const BlockIndex& index);
 
@@ -97,8 +112,14 @@ class IndexStore {
   // Writes the index under the name of its source's content (index.source). On failure returns
   // why (EROFS once the store is read-only); a directory that cannot be used at all marks the
   // store read-only, so callers warn once and keep indexes in memory. Before writing, removes the temporary files of
-  // writers that died (remove_stale_temporaries), at most once an hour.
-  base::Status save(const BlockIndex& index);
+  // writers that died (remove_stale_temporaries), at most once an hour. *written, if given, is
+  // the file written.
+  base::Status save(const BlockIndex& index, StoredFile* written = nullptr);
+  // Removes the index of content `was` that a build of the file it described, grown, superseded
+  // (FORMAT.md, "A file that grew"): only while `file` (the one this store wrote or read under
+  // that name) is still there, and only if it is this user's (never root's or another's when this
+  // user is not root). Returns whether it was removed.
+  bool remove_superseded(const SourceIdentity& was, const StoredFile& file) const;
   bool read_only() const;
 
   // Temporary files a writer left behind (it died between creating and renaming them): removed

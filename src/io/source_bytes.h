@@ -7,7 +7,7 @@
 // the validation of a copy's index, mibz2 cat -j 1, the fingerprint, the head of a listed file), so
 // that every caller sees a read error the same way: as an error with its errno (SourceRead), never
 // as a short read. A read error is not a fact about the file's bytes: taken for the end of the
-// file it would be stored as a truncation (DESIGN.md: damage is stored, a failure to read is
+// file it would be stored as a truncation (docs/ARCHITECTURE.md: damage is stored, a failure to read is
 // reported and tried again later).
 #pragma once
 

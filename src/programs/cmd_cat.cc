@@ -15,6 +15,7 @@
 
 #include "bz2/stream_parser.h"
 #include "catalog/catalog.h"
+#include "catalog/read_handle.h"
 #include "engine/engine.h"
 #include "engine/reader.h"
 #include "index/line_map.h"
@@ -101,19 +102,27 @@ Outcome check_tail(const char* path, const index::BlockIndex& idx) {
 // A file that has no index and cannot get one: unreadable (1) or not bzip2 (2); nothing written.
 Outcome no_index(const catalog::IndexStatus& got) { return skipped(exit_status_of(got.error)); }
 
-// The file's Reader, its index loaded or built first; or, said on stderr, why there is none.
-struct OpenedReader {
-  std::shared_ptr<engine::Reader> reader;
-  Outcome failed = kWritten;  // what to return when there is no reader
+// The file's read handle, its index loaded or built first; or, said on stderr, why there is none.
+struct Opened {
+  std::unique_ptr<catalog::ReadHandle> handle;
+  Outcome failed = kWritten;  // what to return when there is no handle
 };
-OpenedReader open_reader(const char* path, IndexAccess& access, const catalog::FileRef& file) {
+Opened open_handle(const char* path, IndexAccess& access, const catalog::FileRef& file) {
   if (const catalog::IndexStatus got = access.obtain(file, path, false, false); !got.ready()) return {nullptr, no_index(got)};
-  base::Result<std::shared_ptr<engine::Reader>> opened = access.catalog().open(file);
+  base::Result<std::unique_ptr<catalog::ReadHandle>> opened = access.door().open(file);
   if (!opened.ok()) {
     std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, opened.status().message().c_str());
     return {nullptr, skipped(kExitEnvironment)};
   }
   return {std::move(opened).value(), kWritten};
+}
+
+// A read or a line search that failed (the read handle's words name the place and what was
+// found): damage and an index that does not match the file are the input's fault (2), the rest
+// (a read error, the file changed while it was read, no memory) the machine's (1).
+Outcome read_failed(const char* path, const base::Status& why) {
+  std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, why.message().c_str());
+  return stopped(exit_status_of(why));
 }
 
 // Writes a parallel pass's blocks, in order, to standard output; stops at the first damaged block
@@ -159,52 +168,33 @@ Outcome cat_streaming(const char* path, IndexAccess& access, const catalog::File
   return check_tail(path, *got.index);
 }
 
-// Through the engine: the index (built if missing), the decoder pool and read-ahead. A stored
-// index that turns out not to match the file (a copy's index whose sampled blocks agreed, but not
-// this block: the catalog then distrusts it) is built again from the file, once, and the output
-// goes on where it stopped: every byte written so far came from a block that matched its record.
-Outcome cat_engine(const char* path, IndexAccess& access, const catalog::FileRef& file, uint64_t offset,
-                   uint64_t length) {
+// Through the engine: the index (built if missing), the decoder pool and read-ahead, and the read
+// handle's rule for failures (catalog/read_handle.h): a stored index that turns out not to match a
+// file that has not changed is built again and the output goes on where it stopped; a file that
+// changed while it was read ends cat there (never a mix of two contents).
+Outcome cat_range(const char* path, catalog::ReadHandle& handle, uint64_t offset, uint64_t length) {
   constexpr size_t kChunk = 4 << 20;
   std::vector<uint8_t> buf(kChunk);
-  for (int attempt = 0;; ++attempt) {
-    const OpenedReader opened = open_reader(path, access, file);
-    if (!opened.reader) return opened.failed;
-    const std::shared_ptr<engine::Reader>& reader = opened.reader;
-    const uint64_t size = reader->size();
-    const uint64_t begin = std::min(offset, size);
-    const uint64_t end = begin + std::min(length, size - begin);
-    const bool reaches_end = length >= size - begin;
-    offset = begin;
-    while (offset < end) {
-      const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, end - offset));
-      const ssize_t n = reader->read(offset, want, buf.data());
-      if (n > 0) {
-        if (const int werr = io::write_all(STDOUT_FILENO, buf.data(), static_cast<size_t>(n))) return write_failed(werr);
-        offset += static_cast<uint64_t>(n);
-        continue;
-      }
-      const bool distrusted = access.catalog().status(file).index.get() != &reader->index();
-      if (distrusted && attempt == 0) break;
-      const index::BlockIndex& idx = reader->index();
-      const size_t b = idx.block_at(offset);
-      // Neither damage nor a wrong index: the source could not be read (or memory ran out), which
-      // is the machine's problem, not the file's (status 1).
-      const bool bad_input = idx.blocks[b].damaged() || distrusted;
-      const std::string why = idx.blocks[b].damaged() ? index::describe_damage(idx.blocks[b])
-                              : distrusted ? std::string("the index does not match the file")
-                                           : std::string("the source cannot be read: ") +
-                                                 std::strerror(n < 0 ? static_cast<int>(-n) : EIO);
-      std::fprintf(stderr, "mibz2 cat: %s: cannot read decompressed bytes at %llu: %s (%s)\n", path,
-                   static_cast<unsigned long long>(offset), why.c_str(), index::describe_block(idx, b).c_str());
-      return stopped(bad_input ? kExitDataError : kExitEnvironment);
-    }
-    if (offset >= end) return reaches_end ? check_tail(path, reader->index()) : kWritten;
-    std::fprintf(stderr, "mibz2 cat: %s: its stored index does not match the file; indexing it again\n", path);
-    // What is left of the range, in the new index's offsets (the same for every byte written); a
-    // range to the end stays one.
-    length -= offset - begin;
+  const uint64_t size = handle.size();
+  const uint64_t begin = std::min(offset, size);
+  const uint64_t end = begin + std::min(length, size - begin);
+  const bool reaches_end = length >= size - begin;
+  for (offset = begin; offset < end;) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, end - offset));
+    const catalog::ReadResult r = handle.read(offset, want, buf.data());
+    if (!r.ok()) return read_failed(path, r.status(""));
+    if (r.bytes == 0) break;
+    if (const int werr = io::write_all(STDOUT_FILENO, buf.data(), r.bytes)) return write_failed(werr);
+    offset += r.bytes;
   }
+  return reaches_end ? check_tail(path, *handle.index()) : kWritten;
+}
+
+Outcome cat_engine(const char* path, IndexAccess& access, const catalog::FileRef& file, uint64_t offset,
+                   uint64_t length) {
+  const Opened opened = open_handle(path, access, file);
+  if (!opened.handle) return opened.failed;
+  return cat_range(path, *opened.handle, offset, length);
 }
 
 // --lines: the bytes of lines FIRST..LAST, as `sed -n 'FIRST,LASTp'` writes them. Where the range
@@ -215,42 +205,30 @@ Outcome cat_engine(const char* path, IndexAccess& access, const catalog::FileRef
 // written, the file is not to blame); after damage, status 2 and cat stops there, as at any damage,
 // having written the lines of the range that lie before the damaged block.
 Outcome cat_lines(const char* path, IndexAccess& access, const catalog::FileRef& file, const LineRange& lines) {
-  for (int attempt = 0;; ++attempt) {
-    const OpenedReader opened = open_reader(path, access, file);
-    if (!opened.reader) return opened.failed;
-    const std::shared_ptr<engine::Reader>& reader = opened.reader;
-    const index::BlockIndex& idx = reader->index();
-    const index::LineMap map(idx);
-    if (map.gap() == index::LineMap::Gap::kNotCounted) {
-      std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, map.unknown_why().c_str());
-      return skipped(kExitEnvironment);
-    }
-    const index::LineMap::ReadAt read = [&](uint64_t off, size_t len, uint8_t* out) { return reader->read(off, len, out); };
-    const base::Result<uint64_t> begin = map.line_start(lines.first, read);
-    // Line LAST + 1 starts where the range ends; with no LAST (or the last line number there is) it
-    // runs to the end, and its tail is checked as a whole file's is.
-    const bool to_end = !lines.last || *lines.last == UINT64_MAX;
-    const base::Result<uint64_t> end = to_end ? base::Result<uint64_t>(UINT64_MAX) : map.line_start(*lines.last + 1, read);
-    const base::Status failed = !begin.ok() ? begin.status() : !end.ok() ? end.status() : base::Status();
-    if (failed.ok()) return cat_engine(path, access, file, *begin, to_end ? UINT64_MAX : *end - *begin);
-    if (failed.code() == ENODATA) {
-      // After damage. The lines of the range before the damaged block, if any, go out first.
-      if (begin.ok())
-        if (const Outcome r = cat_engine(path, access, file, *begin, map.known_end() - *begin); r.status != kExitOk)
-          return r;
-      std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, failed.message().c_str());
-      return stopped(kExitDataError);
-    }
-    // A read of the block holding an end failed: an index that turned out not to match the file is
-    // built again, once, as cat_engine does; otherwise the source could not be read (status 1).
-    const bool distrusted = access.catalog().status(file).index.get() != &idx;
-    if (distrusted && attempt == 0) {
-      std::fprintf(stderr, "mibz2 cat: %s: its stored index does not match the file; indexing it again\n", path);
-      continue;
-    }
-    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, failed.message().c_str());
-    return stopped(distrusted ? kExitDataError : exit_status_of(failed));
+  const Opened opened = open_handle(path, access, file);
+  if (!opened.handle) return opened.failed;
+  catalog::ReadHandle& handle = *opened.handle;
+  const catalog::ReadHandle::Lines numbered = handle.lines();
+  const index::LineMap* map = numbered.map.get();
+  if (map->gap() == index::LineMap::Gap::kNotCounted) {
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, map->unknown_why().c_str());
+    return skipped(kExitEnvironment);
   }
+  const base::Result<uint64_t> begin = handle.line_offset(lines.first);
+  // Line LAST + 1 starts where the range ends; with no LAST (or the last line number there is) it
+  // runs to the end, and its tail is checked as a whole file's is.
+  const bool to_end = !lines.last || *lines.last == UINT64_MAX;
+  const base::Result<uint64_t> end = to_end ? base::Result<uint64_t>(UINT64_MAX) : handle.line_offset(*lines.last + 1);
+  const base::Status failed = !begin.ok() ? begin.status() : !end.ok() ? end.status() : base::Status();
+  if (failed.ok()) return cat_range(path, handle, *begin, to_end ? UINT64_MAX : *end - *begin);
+  if (failed.code() == ENODATA) {
+    // After damage. The lines of the range before the damaged block, if any, go out first.
+    if (begin.ok())
+      if (const Outcome r = cat_range(path, handle, *begin, map->known_end() - *begin); r.status != kExitOk) return r;
+    std::fprintf(stderr, "mibz2 cat: %s: %s\n", path, failed.message().c_str());
+    return stopped(kExitDataError);
+  }
+  return read_failed(path, failed);
 }
 
 // Standard input, or a FILE that is a stream (stream_input.h), as bzip2 -dc reads it: it cannot be
@@ -323,9 +301,10 @@ int cmd_cat(const CatOptions& o) {
   auto access = [&]() -> IndexAccess& {
     if (!access_made) {
       const unsigned threads = o.threads ? o.threads : engine::default_decoder_threads();
-      const uint64_t cache_bytes =
-          std::min<uint64_t>(engine::default_cache_bytes(), (uint64_t{threads} + 1) * (16 << 20));
-      access_made = std::make_unique<IndexAccess>("mibz2 cat", o.threads, o.index_dir, cache_bytes);
+      const uint64_t cache_size =
+          std::min<uint64_t>(engine::default_cache_size(), (uint64_t{threads} + 1) * (16 << 20));
+      access_made = std::make_unique<IndexAccess>(
+          "mibz2 cat", catalog::FrontDoorOptions{.threads = o.threads, .cache_size = cache_size, .index_dir = o.index_dir});
     }
     return *access_made;
   };

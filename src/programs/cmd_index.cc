@@ -16,7 +16,7 @@ namespace mibz2::programs {
 int cmd_index(const IndexOptions& o) {
   // Storing the index is this command's whole job: one that cannot be stored is an error for its
   // file (said here, for each), not the once-only warning of the other commands.
-  IndexAccess access("mibz2 index", o.threads, o.index_dir, 0, nullptr, /*warn_unsaved=*/false);
+  IndexAccess access("mibz2 index", {.threads = o.threads, .index_dir = o.index_dir}, /*warn_unsaved=*/false);
   int status = kExitOk;
   for (const std::string& path : o.files) {
     if (const std::string kind = stream_kind(path); !kind.empty()) {

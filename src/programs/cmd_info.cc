@@ -5,7 +5,6 @@
 #include <string>
 
 #include "base/words.h"
-#include "index/line_map.h"
 #include "programs/cli_common.h"
 #include "programs/commands.h"
 #include "programs/index_access.h"
@@ -15,41 +14,32 @@
 namespace mibz2::programs {
 namespace {
 
-void print_text(const std::string& path, const catalog::IndexStatus& got) {
-  const index::BlockIndex& idx = *got.index;
-  std::printf("file:               %s\n", path.c_str());
-  std::printf("compressed size:    %llu (%s)\n", static_cast<unsigned long long>(idx.source.size), base::human_bytes(idx.source.size).c_str());
-  std::printf("decompressed size:  %llu (%s)\n", static_cast<unsigned long long>(idx.decompressed_size),
-              base::human_bytes(idx.decompressed_size).c_str());
-  const index::LineMap lines(idx);
-  if (const auto count = lines.line_count()) std::printf("lines:              %llu\n", static_cast<unsigned long long>(*count));
-  else std::printf("lines:              unknown (%s)\n", lines.unknown_why().c_str());
-  std::printf("streams:            %llu\n", static_cast<unsigned long long>(idx.stream_count));
-  std::printf("blocks:             %zu\n", idx.blocks.size());
-  std::printf("damaged blocks:     %u\n", idx.damaged_blocks);
-  for (size_t i = 0; i < idx.blocks.size(); ++i) {
-    const index::BlockRecord& r = idx.blocks[i];
-    if (!r.damaged()) continue;
-    std::printf("  %s: %s; reads of it fail\n", index::describe_block(idx, i).c_str(),
-                index::describe_damage(r).c_str());
-  }
-  if (idx.flags & index::BlockIndex::kStreamCrcMismatch) std::printf("stream CRC:         mismatch\n");
-  if (idx.truncated_at_bit)
+void print_text(const catalog::FileReport& r) {
+  std::printf("file:               %s\n", r.file.c_str());
+  std::printf("compressed size:    %llu (%s)\n", static_cast<unsigned long long>(r.compressed_size),
+              base::human_bytes(r.compressed_size).c_str());
+  std::printf("decompressed size:  %llu (%s)\n", static_cast<unsigned long long>(r.decompressed_size),
+              base::human_bytes(r.decompressed_size).c_str());
+  if (r.lines) std::printf("lines:              %llu\n", static_cast<unsigned long long>(*r.lines));
+  else std::printf("lines:              unknown (%s)\n", r.lines_unknown.c_str());
+  std::printf("streams:            %llu\n", static_cast<unsigned long long>(r.streams));
+  std::printf("blocks:             %llu\n", static_cast<unsigned long long>(r.blocks));
+  std::printf("damaged blocks:     %zu\n", r.damaged_blocks.size());
+  for (const catalog::DamagedBlockReport& d : r.damaged_blocks)
+    std::printf("  %s: %s; reads of it fail\n", d.where.c_str(), d.words.c_str());
+  if (r.stream_crc_mismatch) std::printf("stream CRC:         mismatch\n");
+  if (r.truncated_at_bit)
     std::printf("truncated:          yes, the file ends inside a stream at bit %llu\n",
-                static_cast<unsigned long long>(idx.truncated_at_bit));
-  if (idx.trailing_bytes) std::printf("trailing garbage:   %llu bytes (ignored)\n", static_cast<unsigned long long>(idx.trailing_bytes));
-  std::printf("index:              %s (%s)\n", got.origin.index_path.empty() ? "(none)" : got.origin.index_path.c_str(),
-              index_state(got.origin));
-}
-
-void print_json(const std::string& path, const catalog::IndexStatus& got) {
-  std::printf("%s\n", info_json(path, got).c_str());
+                static_cast<unsigned long long>(r.truncated_at_bit));
+  if (r.trailing_bytes)
+    std::printf("trailing garbage:   %llu bytes (ignored)\n", static_cast<unsigned long long>(r.trailing_bytes));
+  std::printf("index:              %s (%s)\n", r.index_path.empty() ? "(none)" : r.index_path.c_str(), r.index_state.c_str());
 }
 
 }  // namespace
 
 int cmd_info(const InfoOptions& o) {
-  IndexAccess access("mibz2 info", o.threads, o.index_dir);
+  IndexAccess access("mibz2 info", {.threads = o.threads, .index_dir = o.index_dir});
   int status = kExitOk;
   for (const std::string& path : o.files) {
     if (const std::string kind = stream_kind(path); !kind.empty()) {
@@ -62,8 +52,9 @@ int cmd_info(const InfoOptions& o) {
       status = std::max(status, exit_status_of(got.error));
       continue;
     }
-    if (o.json) print_json(path, got);
-    else print_text(path, got);
+    const catalog::FileReport report = catalog::report_file(path, got);
+    if (o.json) std::printf("%s\n", info_json(report).c_str());
+    else print_text(report);
   }
   return status;
 }

@@ -60,7 +60,7 @@ int verify_stream(IndexAccess& access, const std::string& path, int fd) {
 }  // namespace
 
 int cmd_verify(const FileOptions& o) {
-  IndexAccess access("mibz2 verify", o.threads, o.index_dir);
+  IndexAccess access("mibz2 verify", {.threads = o.threads, .index_dir = o.index_dir});
   int status = kExitOk;
   for (const std::string& path : o.files) {
     if (path == "-" || !stream_kind(path).empty()) {
@@ -68,7 +68,7 @@ int cmd_verify(const FileOptions& o) {
       continue;
     }
     // A fresh build is a full decode with every CRC checked; its notes list the damage.
-    const catalog::IndexStatus got = access.obtain(access.file(path), path, /*rebuild=*/true, /*quiet_notes=*/false);
+    const catalog::IndexStatus got = access.obtain(access.file(path), path, /*force=*/true, /*quiet_notes=*/false);
     if (!got.ready()) {
       status = std::max(status, exit_status_of(got.error));
       continue;

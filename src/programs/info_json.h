@@ -1,17 +1,14 @@
-// The JSON object `mibz2 info --json` prints for one file: what its index says (sizes, lines,
-// streams, blocks, damage) and where the index is. One function, so that the Python module's
-// mibz2.info() gives the very same object.
+// The JSON object `mibz2 info --json` prints for one file: the fields of its report
+// (catalog/file_report.h), which the Python module's mibz2.info() gives as a dict.
 #pragma once
 
 #include <string>
 
-#include "catalog/catalog_report.h"
+#include "catalog/file_report.h"
 
 namespace mibz2::programs {
 
-// One line of JSON (no newline) for the file `path` whose index is ready in `got`.
-std::string info_json(const std::string& path, const catalog::IndexStatus& got);
-// The words of the "state" field ("current", "built now", ...): how the index came to be.
-const char* index_state(const catalog::IndexOrigin& origin);
+// One line of JSON (no newline).
+std::string info_json(const catalog::FileReport& report);
 
 }  // namespace mibz2::programs

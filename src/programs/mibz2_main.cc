@@ -49,7 +49,9 @@ void add_file_options(CLI::App* command, FileOptions* o, Stdin stdin_too = Stdin
                                    std::to_string(mibz2::engine::default_decoder_threads()) + " here)";
   command->add_option("-j,--threads", o->threads, threads_help)->type_name("N")->check(thread_count());
   command
-      ->add_option("--index-dir", o->index_dir, "where index files live (default: ~/.cache/mibz2fs, root's /var/cache/mibz2fs)")
+      ->add_option("--index-dir", o->index_dir,
+                   "where index files live (default: $XDG_CACHE_HOME/mibz2fs; as root /var/cache/mibz2fs; "
+                   "else ~/.cache/mibz2fs)")
       ->type_name("DIR");
   if (stdin_too == Stdin::kDashOrNone)
     command->add_option("FILE", o->files, "the bzip2 files; '-' or none: standard input")->type_name("");

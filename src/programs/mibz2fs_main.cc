@@ -117,7 +117,7 @@ void index_everything(const MountOptions& o) {
     if (root.lstat(rel, &st) == 0) all_bytes += static_cast<uint64_t>(st.st_size);
   });
   const mibz2::fs::BeneathAccess access(root);
-  mibz2::programs::IndexAccess indexes("mibz2fs", o.fs.threads, o.fs.index_dir, 0, &access);
+  mibz2::programs::IndexAccess indexes("mibz2fs", {.threads = o.fs.threads, .index_dir = o.fs.index_dir, .access = &access});
   // The total, under each file's bar: bytes of the files done (built or loaded) and of the one
   // being built, files done, and the ETA at the rate of the builds so far.
   const auto start = std::chrono::steady_clock::now();

@@ -163,7 +163,7 @@ MountCommandLine parse_mount_options(int argc, char** argv, MountOptions* option
     if (std::string why = base::check_cache_size(*bytes, base::physical_memory(), &warning); !why.empty())
       return fail(bad("cache_size", why));
     if (!warning.empty()) result.warnings.push_back(bad("cache_size", warning));
-    o.cache_bytes = *bytes;
+    o.cache_size = *bytes;
   }
   if (raw.index_dir) {
     if (!*raw.index_dir) return fail(bad("index_dir", "needs a directory"));
@@ -247,7 +247,7 @@ std::string mount_help() {
       "\n"
       "SIZE is a number of bytes, or a number with K, M, G or T (powers of 1024; KiB and KB mean\n"
       "the same) such as 512M or 1.5G; a fraction needs a unit and is rounded down to whole bytes.\n",
-      kUsage, engine::default_decoder_threads(), base::human_bytes(engine::default_cache_bytes()).c_str(),
+      kUsage, engine::default_decoder_threads(), base::human_bytes(engine::default_cache_size()).c_str(),
       fs::default_fuse_loop().max_threads);
   return text;
 }
