@@ -392,9 +392,11 @@ TEST_F(Mibz2Lines, ALineCountOneOffIsFoundWhenTheLastBlockIsRead) {
     const int64_t right = static_cast<int64_t>(sed_lines(plain));
     // Believed until then (FORMAT.md, "Identity": what the per-read check finds, and when).
     EXPECT_EQ(info_lines(mibz2("info --json " + in_dir + q(file))), right + (final_newline ? 1 : -1));
+    // A whole cat decodes the last block: the index is found wrong there, built again, and cat goes
+    // on (the file is the same).
     const Ran whole = mibz2("cat " + in_dir + q(file));
+    EXPECT_EQ(whole.status, 0) << whole.err;
     EXPECT_TRUE(same_bytes(whole.out, plain));
-    EXPECT_NE(whole.err.find("does not match"), std::string::npos) << whole.err;
     EXPECT_EQ(info_lines(mibz2("info --json " + in_dir + q(file))), right) << "the edited index is still believed";
   }
 }
