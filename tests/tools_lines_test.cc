@@ -73,6 +73,14 @@ class Mibz2Lines : public ::testing::Test {
   }
   static std::string q(const std::filesystem::path& p) { return shell_quote(p.string()); }
 
+  // `mibz2 index` of `file` into `idx_dir`; returns the --index-dir argument (and a space) that
+  // names it for the commands after.
+  std::string index_into(const std::filesystem::path& idx_dir, const std::filesystem::path& file) {
+    const std::string in_dir = "--index-dir " + q(idx_dir) + " ";
+    EXPECT_EQ(mibz2("index " + in_dir + q(file)).status, 0);
+    return in_dir;
+  }
+
   // `bzip2 -dc FILE` written to a file of its own (the reference for wc and sed), checked to be
   // the text the test made.
   std::filesystem::path decompressed(const std::filesystem::path& file, const Bytes& plain) {
@@ -133,6 +141,15 @@ class Mibz2Lines : public ::testing::Test {
 
   TempDir dir_;
 };
+
+// The one index file in `idx_dir` (where `mibz2 index --index-dir` stored it), or an empty path
+// (with a failure) when there is not exactly one.
+std::filesystem::path stored_index(const std::filesystem::path& idx_dir) {
+  std::vector<std::filesystem::path> stored;
+  for (const auto& e : std::filesystem::directory_iterator(idx_dir)) stored.push_back(e.path());
+  EXPECT_EQ(stored.size(), 1u) << idx_dir;
+  return stored.size() == 1 ? stored[0] : std::filesystem::path();
+}
 
 // A file made by each program, ending with a newline and without: count and ranges as wc and sed.
 TEST_F(Mibz2Lines, FilesOfBzip2Lbzip2AndPbzip2CountAndCatLinesAsWcAndSed) {
@@ -278,12 +295,10 @@ TEST_F(Mibz2Lines, AnIndexWithoutLineCountsSaysSoAndStillServesBytes) {
   const std::filesystem::path file = dir_.write("old.bz2", libbz2_compress(plain, 1));
   const std::filesystem::path fresh = dir_.write("fresh.bz2", libbz2_compress(plain, 2));
   const std::filesystem::path idx_dir = dir_.file("idx");
-  const std::string in_dir = "--index-dir " + q(idx_dir) + " ";
-  ASSERT_EQ(mibz2("index " + in_dir + q(file)).status, 0);
-  std::vector<std::filesystem::path> stored;
-  for (const auto& e : std::filesystem::directory_iterator(idx_dir)) stored.push_back(e.path());
-  ASSERT_EQ(stored.size(), 1u);
-  auto current = index::parse(read_file(stored[0]));
+  const std::string in_dir = index_into(idx_dir, file);
+  const std::filesystem::path stored = stored_index(idx_dir);
+  ASSERT_FALSE(stored.empty());
+  auto current = index::parse(read_file(stored));
   ASSERT_TRUE(current.ok()) << current.status();
   ASSERT_TRUE(current->has_line_counts());
   const Bytes version2 = version2_bytes(*current);
@@ -295,7 +310,7 @@ TEST_F(Mibz2Lines, AnIndexWithoutLineCountsSaysSoAndStillServesBytes) {
 
   for (const Bytes* old : {&version2, &rewritten}) {
     SCOPED_TRACE(old == &version2 ? "version 2" : "version 3 written from a version 2 one");
-    write_file(stored[0], *old);  // the same file rewritten: owner and mode kept
+    write_file(stored, *old);  // the same file rewritten: owner and mode kept
     const Ran text = mibz2("info " + in_dir + q(file));
     ASSERT_EQ(text.status, 0) << text.err;
     EXPECT_NE(text.out_text().find("\nlines:              unknown (" + why + ")\n"), std::string::npos) << text.out_text();
@@ -326,7 +341,7 @@ TEST_F(Mibz2Lines, AnIndexWithoutLineCountsSaysSoAndStillServesBytes) {
     const Ran range = mibz2("cat --offset 1000 --length 5000 " + in_dir + q(file));
     EXPECT_EQ(range.status, 0) << range.err;
     EXPECT_TRUE(same_bytes(range.out, Bytes(plain.begin() + 1000, plain.begin() + 6000)));
-    EXPECT_TRUE(same_bytes(read_file(stored[0]), *old)) << "the old index was replaced";
+    EXPECT_TRUE(same_bytes(read_file(stored), *old)) << "the old index was replaced";
   }
 
   ASSERT_EQ(mibz2("index --force " + in_dir + q(file)).status, 0);
@@ -343,14 +358,13 @@ TEST_F(Mibz2Lines, AnIndexWithoutLineCountsSaysSoAndStillServesBytes) {
 // The index stored for `file` in `idx_dir` (made by `mibz2 index`), changed by `edit` and written
 // back with its checksum made right: what someone who can write the index directory can make.
 void edit_stored_index(const std::filesystem::path& idx_dir, const std::function<void(index::BlockIndex&)>& edit) {
-  std::vector<std::filesystem::path> stored;
-  for (const auto& e : std::filesystem::directory_iterator(idx_dir)) stored.push_back(e.path());
-  ASSERT_EQ(stored.size(), 1u);
-  auto parsed = index::parse(read_file(stored[0]));
+  const std::filesystem::path stored = stored_index(idx_dir);
+  ASSERT_FALSE(stored.empty());
+  auto parsed = index::parse(read_file(stored));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   ASSERT_TRUE(parsed->has_line_counts());
   edit(*parsed);
-  write_file(stored[0], index::serialize(*parsed));  // the same file rewritten: owner and mode kept
+  write_file(stored, index::serialize(*parsed));  // the same file rewritten: owner and mode kept
 }
 
 // The line count in `mibz2 info --json`, or -1.
@@ -368,8 +382,7 @@ TEST_F(Mibz2Lines, AnIndexWhoseLineCountIsNotTheSumOfItsBlocksIsRefusedWhenRead)
   const Bytes plain = varied_lines(3000, 21, 150000, true);
   const std::filesystem::path file = dir_.write("edited.bz2", libbz2_compress(plain, 1));
   const std::filesystem::path idx_dir = dir_.file("idx");
-  const std::string in_dir = "--index-dir " + q(idx_dir) + " ";
-  ASSERT_EQ(mibz2("index " + in_dir + q(file)).status, 0);
+  const std::string in_dir = index_into(idx_dir, file);
   edit_stored_index(idx_dir, [](index::BlockIndex& i) { i.line_count += 5; });
   const Ran json = mibz2("info --json " + in_dir + q(file));
   ASSERT_EQ(json.status, 0) << json.err;
@@ -386,8 +399,7 @@ TEST_F(Mibz2Lines, ALineCountOneOffIsFoundWhenTheLastBlockIsRead) {
     const Bytes plain = varied_lines(3000, 22, 150000, final_newline);
     const std::filesystem::path file = dir_.write("off.bz2", libbz2_compress(plain, 1));
     const std::filesystem::path idx_dir = dir_.file(final_newline ? "idx-nl" : "idx-no-nl");
-    const std::string in_dir = "--index-dir " + q(idx_dir) + " ";
-    ASSERT_EQ(mibz2("index " + in_dir + q(file)).status, 0);
+    const std::string in_dir = index_into(idx_dir, file);
     edit_stored_index(idx_dir, [&](index::BlockIndex& i) { i.line_count += final_newline ? 1 : -1; });
     const int64_t right = static_cast<int64_t>(sed_lines(plain));
     // Believed until then (FORMAT.md, "Identity": what the per-read check finds, and when).
@@ -410,8 +422,7 @@ TEST_F(Mibz2Lines, CompensatedCountsMisnumberLinesOnlyUntilTheBlockThatTellsIsRe
   const Bytes plain = varied_lines(20000, 23, 1000, true);
   const std::filesystem::path file = dir_.write("crafted.bz2", libbz2_compress(plain, 1));
   const std::filesystem::path idx_dir = dir_.file("idx");
-  const std::string in_dir = "--index-dir " + q(idx_dir) + " ";
-  ASSERT_EQ(mibz2("index " + in_dir + q(file)).status, 0);
+  const std::string in_dir = index_into(idx_dir, file);
   uint64_t block1_start = 0;
   edit_stored_index(idx_dir, [&](index::BlockIndex& i) {
     ASSERT_GE(i.blocks.size(), 4u);
