@@ -28,6 +28,9 @@ Dask worker's nthreads and memory_limit). Every open with the same settings in a
 one engine (threads and cache). ``index_dir`` is where indexes are stored; by default the
 directory that mibz2 and mibz2fs use, by one rule (:func:`default_index_dir`; FILES in
 ``man mibz2fs``).
+An index directory that is a symlink, is not a directory, or that someone else could write
+into is not used, as by mibz2 and mibz2fs: a RuntimeWarning names it and says why, and indexes
+are kept in this process's memory only.
 
 Errors. A file that is not bzip2 raises OSError(errno.EILSEQ, ...) when opened. Damage reads as
 through the mount: every byte of the sound blocks before it reads (``read(n)`` returns short at
@@ -43,6 +46,7 @@ import io
 import operator
 import os
 import threading
+import warnings
 from typing import Any, Callable, Dict, Optional, Union
 
 from . import _core
@@ -81,11 +85,18 @@ _pid = os.getpid()
 _inherited: list = []
 
 
-def _after_fork_in_child() -> None:
+def _forget_parent_engines() -> None:
     global _pid
     _inherited.extend(_engines.values())
     _engines.clear()
     _pid = os.getpid()
+
+
+def _after_fork_in_child() -> None:
+    # A thread of the parent may have held the lock at the fork: it would never be let go here.
+    global _engines_lock
+    _engines_lock = threading.Lock()
+    _forget_parent_engines()
 
 
 if hasattr(os, "register_at_fork"):
@@ -106,12 +117,22 @@ def _engine(threads, cache_size, index_dir):
     d = os.fsencode(os.path.abspath(os.fspath(index_dir))) if index_dir is not None else b""
     key = (t, c, d)
     with _engines_lock:
-        if os.getpid() != _pid:
-            _after_fork_in_child()
+        if os.getpid() != _pid:  # forked by a way that runs no fork handlers
+            _forget_parent_engines()
         e = _engines.get(key)
         if e is None:
             e = _engines[key] = _core.Engine(t, c, d)
+            _warn_if_refused(e)
         return e
+
+
+def _warn_if_refused(engine) -> None:
+    # Said once per engine, as mibz2fs says it once at mount and mibz2 once per command: the
+    # directory (named, or the default) is not used, and indexes live in this process only.
+    problem = engine.index_dir_problem
+    if problem:
+        warnings.warn(f"{os.fsdecode(problem)}: indexes are kept in memory only, so every process "
+                      "indexes every file again", RuntimeWarning, stacklevel=4)
 
 
 @atexit.register
@@ -145,7 +166,8 @@ class RawFile(io.RawIOBase):
     Reads go to the shared engine with the GIL released. ``pread(size, offset)`` reads at a
     position without moving the stream's (several threads may use it at once). ``size`` is the
     decompressed size; ``line_count``, ``line_offset(n)`` and ``seek_line(n)`` answer from the
-    index's line counts. Made by :func:`mibz2.open`; use that.
+    index's line counts (checked as ``man mibz2`` LINES says: their sum when the index is read,
+    each block's count when a read decodes it). Made by :func:`mibz2.open`; use that.
     """
 
     def __init__(self, path: PathLike, *, threads=None, cache_size=None, index_dir=None,

@@ -11,10 +11,9 @@
 #include <spdlog/spdlog.h>
 
 #include "base/log_sink.h"
-#include "base/memory_policy.h"
 #include "base/settings.h"
 #include "engine/decoder_pool.h"
-#include "io/paths.h"
+#include "index/index_dir.h"
 #include "programs/cli_common.h"
 #include "programs/commands.h"
 #include "programs/line_range.h"
@@ -84,7 +83,6 @@ int exit_status_of(const base::Status& failure) {
 }  // namespace mibz2::programs
 
 int main(int argc, char** argv) {
-  mibz2::base::use_mappings_for_large_buffers();  // memory_policy.h: resident memory follows the cache
   // The commands report to the user themselves (stderr, in their own words); the engine's log is
   // for the daemon. Should it ever be turned on, it goes to stderr (never into cat's output),
   // escaped as the daemon's is (log_sink.h).
@@ -194,7 +192,7 @@ int main(int argc, char** argv) {
 
   for (FileOptions* o : {static_cast<FileOptions*>(&cat), static_cast<FileOptions*>(&index),
                          static_cast<FileOptions*>(&info), &verify})
-    if (!o->index_dir.empty()) o->index_dir = mibz2::io::absolute_path(o->index_dir);
+    o->index_dir = mibz2::index::named_index_dir(o->index_dir);  // a symlink stays one: refused
   if (offset_opt->count()) cat.offset = offset;
   if (length_opt->count()) cat.length = length;
   if (lines_opt->count()) cat.lines = parse_line_range(lines);

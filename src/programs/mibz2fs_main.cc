@@ -22,7 +22,6 @@
 #include <spdlog/spdlog.h>
 
 #include "base/log_sink.h"
-#include "base/memory_policy.h"
 #include "base/words.h"
 #include "fs/beneath_access.h"
 #include "fs/filesystem.h"
@@ -157,7 +156,6 @@ void index_everything(const MountOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  mibz2::base::use_mappings_for_large_buffers();  // memory_policy.h: resident memory follows the cache
   // Every file open through the mount holds a descriptor: as many as the hard limit allows.
   const mibz2::io::OpenFileLimit fd_limit = mibz2::io::raise_open_file_limit();
   using mibz2::programs::MountCommandLine;

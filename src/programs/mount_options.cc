@@ -16,6 +16,7 @@
 #include "base/words.h"
 #include "engine/decoder_pool.h"
 #include "engine/engine.h"
+#include "index/index_dir.h"
 #include "io/mount_table.h"
 #include "io/paths.h"
 #include "programs/cli_common.h"
@@ -166,7 +167,7 @@ MountCommandLine parse_mount_options(int argc, char** argv, MountOptions* option
   }
   if (raw.index_dir) {
     if (!*raw.index_dir) return fail(bad("index_dir", "needs a directory"));
-    o.index_dir = io::absolute_path(raw.index_dir);
+    o.index_dir = index::named_index_dir(raw.index_dir);  // a symlink stays one: refused
   }
   if (raw.log_level) {
     bool known = false;
