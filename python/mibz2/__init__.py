@@ -147,11 +147,19 @@ def _names(path: PathLike) -> tuple:
     return os.fsencode(p), os.fsdecode(p)
 
 
+def _is_url(shown: str) -> bool:
+    # A remote object (read by range requests, as mibz2 reads one); anything else is a path.
+    return shown[:8].lower().startswith(("http://", "https://", "s3://"))
+
+
 def _check_file(raw: bytes, shown: str) -> None:
     # Only regular files have an index: a fifo or a device is refused before anything waits on it
-    # (mibz2 cat reads those; read them with bz2.open), a directory as open() refuses one.
+    # (mibz2 cat reads those; read them with bz2.open), a directory as open() refuses one. A URL
+    # is the engine's to reach: it says what the server answered.
     import stat
 
+    if _is_url(shown):
+        return
     st = os.stat(raw)
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, "Is a directory", shown)
@@ -396,6 +404,12 @@ def open(path: PathLike, mode: str = "rb", *, threads: Optional[int] = None,
          encoding: Optional[str] = None, errors: Optional[str] = None, newline: Optional[str] = None,
          progress: Optional[Progress] = None, buffer_size: int = BUFFER_SIZE):
     """Opens the decompressed content of the bzip2 file at `path` for reading, like ``bz2.open``.
+
+    `path` may also be an ``http://``, ``https://`` or ``s3://BUCKET/KEY`` URL: the object is read
+    by range requests, only the blocks reads need, with S3 configured from the environment as the
+    AWS tools are (README, "Remote dumps"). An object replaced on its server while it is open fails
+    the next read that must fetch from it with OSError(errno.ESTALE); a missing one raises
+    FileNotFoundError naming the URL and the HTTP status (PermissionError for 403).
 
     mode: "rb" (or "r"): an ``io.BufferedReader`` (:class:`mibz2.BufferedReader`) over a
     :class:`mibz2.RawFile` (read, readinto, readline, iteration, seek/tell, ``with``); "rt": an

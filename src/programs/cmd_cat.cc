@@ -22,6 +22,7 @@
 #include "index/source_window.h"
 #include "io/fd_io.h"
 #include "io/source_bytes.h"
+#include "io/source_url.h"
 #include "programs/cli_common.h"
 #include "programs/commands.h"
 #include "programs/index_access.h"
@@ -316,7 +317,8 @@ int cmd_cat(const CatOptions& o) {
       r = cat_stream(access(), STDIN_FILENO, "(stdin)");
     } else if (!stream_kind(name).empty()) {
       r = cat_named_stream(access(), path);
-    } else if (streaming) {
+    } else if (streaming && !io::is_url(name)) {
+      // (A URL is read through the engine whatever -j says: its bytes come by range requests.)
       r = cat_one(path, decoder);
     } else {
       const catalog::FileRef file = access().file(name);
