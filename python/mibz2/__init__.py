@@ -102,6 +102,13 @@ def _after_fork_in_child() -> None:
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
+try:  # so that fsspec can take mibz2::https://... and mibz2::s3://... apart (mibz2._chain_targets)
+    from . import _chain_targets
+except ImportError:  # no fsspec: nothing to chain
+    pass
+else:
+    _chain_targets.register_missing()
+
 
 def engine_settings(threads: Optional[int] = None, cache_size: Union[int, str, None] = None) -> tuple:
     """The (threads, cache bytes) an open with these arguments gets: None means the default.

@@ -20,6 +20,17 @@ indexed is indexed then, as ``ls -l`` on the mount does. ``glob`` and ``find`` w
 do not index anything.
 
 Storage options: ``threads``, ``cache_size`` and ``index_dir``, as for :func:`mibz2.open`.
+
+Remote dumps, chained as fsspec chains wrappers: ``mibz2::https://host/path/NAME`` and
+``mibz2::s3://bucket/dir/NAME`` are the decompressed content of the object ``NAME.bz2`` there, read
+by the engine itself (range requests: :func:`mibz2.open` of the URL), under the name the mount
+would show, so that Dask infers no compression and splits it into partitions:
+``dask.bag.read_text("mibz2::s3://bucket/dumps/latest-all.json", blocksize="256MiB")``. The path of
+such a filesystem is its one object ("/"). S3 takes its settings from the environment (AWS_*, as
+``man mibz2`` says); the inner filesystem's storage options are refused (ValueError) rather than
+ignored. Other inner protocols (``mibz2::sftp://...``) are not read yet: NotImplementedError.
+With ``import mibz2`` first, the chained forms work also where fsspec's own http or s3
+implementation is not installed (mibz2._chain_targets).
 """
 
 from __future__ import annotations
@@ -108,17 +119,38 @@ class _Listing:
             self.shown[os.fsdecode(shown)] = (os.fsdecode(source), kind, decompressed)
 
 
+def _remote_source(target_protocol: str, fo: str, target_options: Optional[dict]) -> str:
+    """The URL of the object a chained ``mibz2::PROTO://...NAME`` shows: NAME.bz2 there."""
+    if target_options:
+        raise ValueError(f"mibz2::{target_protocol}:// takes no storage options of its own "
+                         f"({', '.join(sorted(target_options))}): S3 is configured from the environment "
+                         "(AWS_*), as mibz2 and mibz2.open are")
+    if target_protocol in ("http", "https"):
+        url, query = (fo.split("?", 1) + [""])[:2]
+        return url + ".bz2" + ("?" + query if query else "")
+    if target_protocol in ("s3", "s3a"):
+        key = fo.split("://", 1)[-1]
+        return "s3://" + key + ".bz2"
+    raise NotImplementedError(f"mibz2::{target_protocol}://: only http, https and s3 objects are read "
+                              "(by the engine itself)")
+
+
 class Mibz2FileSystem(AbstractFileSystem):
-    """The decompressed view of a local directory tree (see the module's docstring)."""
+    """The decompressed view of a local directory tree, or of one remote object when chained
+    (see the module's docstring)."""
 
     protocol = "mibz2"
     root_marker = "/"
 
-    def __init__(self, threads: Optional[int] = None, cache_size=None, index_dir=None, **kwargs):
-        super().__init__(threads=threads, cache_size=cache_size, index_dir=index_dir, **kwargs)
+    def __init__(self, threads: Optional[int] = None, cache_size=None, index_dir=None, fo: Optional[str] = None,
+                 target_protocol: Optional[str] = None, target_options: Optional[dict] = None, **kwargs):
+        super().__init__(threads=threads, cache_size=cache_size, index_dir=index_dir, fo=fo,
+                         target_protocol=target_protocol, target_options=target_options, **kwargs)
         self._settings = dict(threads=threads, cache_size=cache_size, index_dir=index_dir)
         self._lock = threading.Lock()
         self._listings: Dict[str, _Listing] = {}
+        # Chained: the one remote object this filesystem shows, at "/".
+        self._remote = _remote_source(target_protocol, fo, target_options) if target_protocol else None
 
     # ---- paths ----
 
@@ -157,6 +189,10 @@ class Mibz2FileSystem(AbstractFileSystem):
     def _resolve(self, path: str) -> tuple:
         """(source path, kind, decompressed) for a shown path; FileNotFoundError if none."""
         path = self._strip_protocol(path)
+        if self._remote is not None:
+            if path != "/":
+                raise FileNotFoundError(errno.ENOENT, "No such file (a chained mibz2:: shows one object, at /)", path)
+            return self._remote, "file", True
         if path == "/":
             return "/", "dir", False
         parent, name = os.path.split(path)
@@ -180,6 +216,15 @@ class Mibz2FileSystem(AbstractFileSystem):
     def _entry(self, shown_path: str, source: str, kind: str, decompressed: bool, sizes: bool = True) -> Dict[str, Any]:
         if kind == "dir":
             return {"name": shown_path, "size": 0, "type": "directory", "source": source}
+        if self._remote is not None:
+            entry = {"name": shown_path, "type": "file", "source": source, "compressed": True}
+            if sizes:
+                described = mibz2.info(source, **self._settings)
+                entry.update(size=described["decompressed_size"], lines=described["lines"],
+                             compressed_size=described["compressed_size"])
+            else:
+                entry["size"] = entry["lines"] = None
+            return entry
         st = os.stat(source)
         entry = {"name": shown_path, "type": "file", "source": source,
                  "mtime": st.st_mtime, "compressed": decompressed, "compressed_size": st.st_size}
