@@ -438,7 +438,9 @@ def open(path: PathLike, mode: str = "rb", *, threads: Optional[int] = None,
     indexes are stored (None: :func:`default_index_dir`, as mibz2 and mibz2fs).
 
     Raises OSError: the file cannot be opened (FileNotFoundError, ...), is not bzip2
-    (errno.EILSEQ), or, when read, is damaged (errno.EIO, after every byte before the damage).
+    (errno.EILSEQ), or, when read, is damaged (errno.EIO, after every byte before the damage), or
+    was rewritten in place since it was opened (errno.ESTALE, "the file changed while it was
+    read": never the new content's bytes after the old ones; open it again for the new content).
     """
     if mode in ("r", "rb"):
         text = False
