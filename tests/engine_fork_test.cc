@@ -28,7 +28,7 @@ using engine::Reader;
 // Blocks of level 9 decode to about 900 kB: buffers the allocator keeps on its free list.
 const Source& large_blocks_source() {
   static const TempDir* dir = new TempDir;
-  static const Source* s = new Source(make_source(*dir, "large.bz2", text_bytes(scaled(6000000, 3000000), 91), 9));
+  static const Source* s = new Source(make_source(*dir, "large.bz2", text_bytes(6000000, 91), 9));
   return *s;
 }
 
@@ -63,7 +63,13 @@ int wait_child(pid_t pid, std::chrono::seconds limit) {
 }
 
 TEST(ForkConcurrent, AChildForkedWhileTheParentDecodesMakesItsOwnEngineAndReads) {
-  if (base::kThreadSanitizer) GTEST_SKIP() << "ThreadSanitizer does not run threads after a multi-threaded fork";
+  // The sanitizers' runtimes keep locks of their own that a fork can catch held, and this is a test
+  // of ours: ThreadSanitizer does not run threads after a multi-threaded fork, and the allocator of
+  // GCC 12's AddressSanitizer takes its quarantine's lock in every free with no fork handler (a
+  // child hung in 1 of 50 forks, waiting in __asan::Quarantine::Drain for a lock a parent thread
+  // held in free). The Release build runs it.
+  if (base::kThreadSanitizer || base::kAddressSanitizer)
+    GTEST_SKIP() << "the sanitizer's runtime has locks a fork can catch held (its allocator's quarantine)";
   const Source& s = large_blocks_source();
   ASSERT_GE(s.blocks(), 4u);
   // The process logs as the programs do (an escaping logger over a thread-safe sink: one that
@@ -102,13 +108,13 @@ TEST(ForkConcurrent, AChildForkedWhileTheParentDecodesMakesItsOwnEngineAndReads)
     }
   });
 
-  const int kForks = kSanitized ? 50 : 200;
+  const int kForks = 200;
   int hung = 0, wrong = 0, forks = 0;
   for (; forks < kForks && hung == 0; ++forks) {
     const pid_t pid = fork();
     ASSERT_GE(pid, 0) << std::strerror(errno);
     if (pid == 0) _exit(child_reads(s) ? 0 : 1);
-    const int outcome = wait_child(pid, std::chrono::seconds(kSanitized ? 120 : 30));
+    const int outcome = wait_child(pid, std::chrono::seconds(30));
     hung += outcome < 0;
     wrong += outcome > 0;
   }

@@ -40,6 +40,13 @@ FreeList& free_list() {
 // buffer_memory.h: no mapping of our own, nothing kept, nothing rounded under AddressSanitizer.
 constexpr bool kMaps = !base::kAddressSanitizer;
 
+// Whether a large buffer grows by mremap. Not under ThreadSanitizer, which follows mmap and munmap
+// but not mremap (GCC 12's libtsan intercepts no mremap): pages moved to a new address keep the
+// shadow state of what lived there before, and it reported races between two decoder threads'
+// writes to one output buffer that never met (a block expanding to 135 MB, grown step by step).
+// There the buffer grows as a kept one does: a new mapping, the bytes copied, the old one unmapped.
+constexpr bool kMovesMappings = !base::kThreadSanitizer;
+
 // Whether a buffer of this capacity is a mapping of its own (else it is glibc's): the capacity
 // alone says it, since every large size is rounded to whole granules and mapped.
 bool mapped(size_t capacity) { return kMaps && capacity >= kMinKept; }
@@ -134,7 +141,7 @@ void* reallocate(void* p, size_t capacity, size_t used, size_t bytes, size_t* ne
     *new_capacity = bytes;
     return q;
   }
-  if (mapped(capacity) && mapped(bytes) && !keepable(bytes)) {
+  if (kMovesMappings && mapped(capacity) && mapped(bytes) && !keepable(bytes)) {
     // Larger than any kept buffer: the kernel moves the pages (or extends the mapping in place).
     void* q = mremap(p, capacity, bytes, MREMAP_MAYMOVE);
     if (q == MAP_FAILED) throw std::bad_alloc();

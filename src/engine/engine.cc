@@ -30,8 +30,9 @@ Engine::~Engine() = default;
 
 ReadAheadLimits Engine::readahead_limits() const {
   ReadAheadLimits l;
-  // Enough blocks ahead to keep every worker busy, twice over.
-  l.max_blocks = std::max<uint64_t>(8, 4 * uint64_t{pool_.threads()});
+  // Enough blocks ahead to keep every running place busy, twice over (workers beyond the CPUs
+  // add no decode, so no blocks ahead either).
+  l.max_blocks = std::max<uint64_t>(8, 4 * uint64_t{pool_.running_limit()});
   l.max_bytes = options_.readahead_bytes;
   return l;
 }
