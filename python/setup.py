@@ -6,7 +6,7 @@ for a shared object, pybind11's settings), so the wheel is the module `cmake -DM
 builds, with no second list of sources to keep in step; and CMake compiles in parallel, where
 setuptools compiles one extension's sources one after another. The build type is Release unless
 the environment's CMAKE_BUILD_TYPE names another (CMake's own variable; the test of this install
-builds Debug, which compiles in about half the time). MIBZ2_PROGRAMS=OFF leaves out the
+builds Debug, which compiles faster). MIBZ2_PROGRAMS=OFF leaves out the
 FUSE adapter and the programs (and their libfuse3-dev, libcli11-dev): only the libraries the
 module links are compiled. CMAKE_BUILD_PARALLEL_LEVEL and CMAKE_CXX_COMPILER_LAUNCHER (ccache) are
 CMake's own variables and work here as for any CMake build.

@@ -92,11 +92,10 @@ inline base::Result<std::shared_ptr<engine::Reader>> try_open(engine::Engine& e,
                                                               std::shared_ptr<const index::BlockIndex> index) {
   io::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return base::Status::os_error(errno, std::strerror(errno));
-  struct stat st;
-  if (fstat(fd.get(), &st) != 0) return base::Status::os_error(errno, std::strerror(errno));
-  const io::SourceStamp stamp = io::SourceStamp::of(st);
-  auto bytes = std::make_unique<io::FdBytes>(fd.get(), stamp.size);
-  auto source = std::make_unique<io::FileSource>(std::move(fd), stamp, std::move(bytes));
+  const base::Result<io::SourceStamp> stamp = io::stamp_of(fd.get());
+  MIBZ2_FORWARD_IF_ERROR(stamp);
+  auto bytes = std::make_unique<io::FdBytes>(fd.get(), stamp->size);
+  auto source = std::make_unique<io::FileSource>(std::move(fd), *stamp, std::move(bytes));
   const base::Result<index::SourceIdentity> id = index::identify_source(*source);
   MIBZ2_FORWARD_IF_ERROR(id);
   return e.open(file_id, path, std::move(source), *id, std::move(index));

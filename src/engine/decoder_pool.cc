@@ -22,10 +22,13 @@ unsigned available_cpus() {
 
 unsigned default_decoder_threads() { return std::clamp(available_cpus(), 1u, kMaxDecoderThreads); }
 
+unsigned running_limit_for(unsigned threads) {
+  return std::min(threads ? threads : default_decoder_threads(), available_cpus());
+}
+
 DecoderPool::DecoderPool(unsigned threads, unsigned cpus) {
   if (threads == 0) threads = default_decoder_threads();
-  if (cpus == 0) cpus = available_cpus();
-  running_limit_ = std::min(threads, cpus);
+  running_limit_ = cpus ? std::min(threads, cpus) : running_limit_for(threads);
   readahead_limit_ = running_limit_ > 1 ? running_limit_ - 1 : 1;
   for (unsigned i = 0; i < running_limit_; ++i) {
     contexts_.push_back(std::make_unique<WorkerContext>());

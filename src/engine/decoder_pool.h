@@ -41,8 +41,11 @@ enum class Priority : uint8_t { kDemand = 0, kReadAhead = 1, kBackground = 2 };
 // them; taskset and container cpusets shrink it), at least 1 and at most kMaxDecoderThreads.
 inline constexpr unsigned kMaxDecoderThreads = 1024;
 unsigned default_decoder_threads();
-// The CPUs this process may run on (its affinity mask), at least 1: how many jobs a pool runs at once.
+// The CPUs this process may run on (its affinity mask), at least 1.
 unsigned available_cpus();
+// How many jobs a pool of `threads` workers (0 = default_decoder_threads()) runs at once here: the
+// workers, or the CPUs when there are fewer. What decodes at once is what memory is sized by.
+unsigned running_limit_for(unsigned threads);
 
 // What a job gets to work with: a decoder and scratch buffers, its own for the job's time. There is
 // one for each place that runs at once, not one per worker, so that workers beyond the CPUs add no

@@ -3,8 +3,6 @@
 // search and says which blocks are damaged.
 #pragma once
 
-#include <sys/stat.h>
-
 #include <bit>
 #include <cstdint>
 #include <string>
@@ -81,14 +79,8 @@ struct SourceIdentity {
     return same_stat(o) && fingerprint == o.fingerprint;
   }
 
-  // Size, mtime, inode and ctime from stat (fingerprint 0: it needs a read).
-  static SourceIdentity from_stat(const struct stat& st) {
-    return {static_cast<uint64_t>(st.st_size),
-            static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec),
-            static_cast<uint64_t>(st.st_ino), 0,
-            static_cast<uint64_t>(st.st_ctim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_ctim.tv_nsec)};
-  }
-  // The same from a source's stamp (io/source_stamp.h: a file's stat; a remote object's version).
+  // Size, mtime, inode and ctime from a source's stamp (io/source_stamp.h: a file's stat; a remote
+  // object's version); fingerprint 0: it needs a read.
   static SourceIdentity from_stamp(const io::SourceStamp& st) {
     return {st.size, st.mtime_ns, st.inode, 0, st.ctime_ns};
   }

@@ -123,30 +123,32 @@ base::Result<uint64_t> fingerprint_of(const io::SourceBytes& source, uint64_t si
   return xxh3(buf.data(), buf.size());
 }
 
-base::Result<SourceIdentity> identify_source(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    const int e = errno;
-    return base::Status::os_error(e, "cannot stat: " + io::errno_words(e));
-  }
-  SourceIdentity id = SourceIdentity::from_stat(st);
+namespace {
+
+// The identity of a source whose stamp is `stamp`, its bytes read through `bytes`.
+base::Result<SourceIdentity> identified(const io::SourceStamp& stamp, const io::SourceBytes& bytes) {
+  SourceIdentity id = SourceIdentity::from_stamp(stamp);
   // The fingerprint is half of the content identity (with the size): it names the index file, and
   // catches a file rewritten in place with its size and mtime restored (FORMAT.md: the first and
   // last 64 KiB, or the whole file when it is no larger than both).
-  const base::Result<uint64_t> fingerprint = fingerprint_of(io::FdBytes(fd, id.size), id.size);
+  const base::Result<uint64_t> fingerprint = fingerprint_of(bytes, id.size);
   MIBZ2_FORWARD_IF_ERROR(fingerprint);
   id.fingerprint = *fingerprint;
   return id;
 }
 
+}  // namespace
+
+base::Result<SourceIdentity> identify_source(int fd) {
+  const base::Result<io::SourceStamp> stamp = io::stamp_of(fd);
+  MIBZ2_FORWARD_IF_ERROR(stamp);
+  return identified(*stamp, io::FdBytes(fd, stamp->size));
+}
+
 base::Result<SourceIdentity> identify_source(const io::Source& source) {
   const base::Result<io::SourceStamp> stamp = source.stamp_now();
   MIBZ2_FORWARD_IF_ERROR(stamp);
-  SourceIdentity id = SourceIdentity::from_stamp(*stamp);
-  const base::Result<uint64_t> fingerprint = fingerprint_of(source, id.size);
-  MIBZ2_FORWARD_IF_ERROR(fingerprint);
-  id.fingerprint = *fingerprint;
-  return id;
+  return identified(*stamp, source);
 }
 
 uint64_t max_index_file_size(uint64_t source_size) {

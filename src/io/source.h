@@ -15,6 +15,9 @@
 
 namespace mibz2::io {
 
+// The stamp of an open file (fstat of `fd`), or why it cannot be had.
+base::Result<SourceStamp> stamp_of(int fd);
+
 class Source : public SourceBytes {
  public:
   // A source of `size` bytes opened on the content `stamp` names.

@@ -303,7 +303,7 @@ int cmd_cat(const CatOptions& o) {
   std::unique_ptr<IndexAccess> access_made;
   auto access = [&]() -> IndexAccess& {
     if (!access_made) {
-      const unsigned threads = std::min(o.threads ? o.threads : engine::default_decoder_threads(), engine::available_cpus());
+      const unsigned threads = engine::running_limit_for(o.threads);
       const uint64_t cache_size =
           std::min<uint64_t>(engine::default_cache_size(), (uint64_t{threads} + 1) * (16 << 20));
       access_made = std::make_unique<IndexAccess>(
