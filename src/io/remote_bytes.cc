@@ -224,8 +224,7 @@ SourceRead RemoteBytes::read_at(uint64_t offset, size_t len, uint8_t* out) const
   return state_->read(offset, len, out);
 }
 
-base::Result<std::unique_ptr<RemoteBytes>> open_remote_bytes(std::shared_ptr<HttpClient> client, std::string_view url,
-                                                             const S3Options& s3, RemoteBytesOptions options) {
+base::Result<StatedObject> stat_remote_object(HttpClient& client, std::string_view url, const S3Options& s3) {
   base::Result<SourceUrl> parsed = parse_source_url(url);
   MIBZ2_FORWARD_IF_ERROR(parsed);
   std::optional<S3Settings> settings;
@@ -236,9 +235,16 @@ base::Result<std::unique_ptr<RemoteBytes>> open_remote_bytes(std::shared_ptr<Htt
   }
   base::Result<RemoteObject> object = remote_object(*parsed, settings ? &*settings : nullptr);
   MIBZ2_FORWARD_IF_ERROR(object);
-  base::Result<ObjectInfo> info = client->stat(*object);
+  base::Result<ObjectInfo> info = client.stat(*object);
   MIBZ2_FORWARD_IF_ERROR(info);
-  return std::make_unique<RemoteBytes>(std::move(client), std::move(*object), std::move(*info), options);
+  return StatedObject{std::move(*object), std::move(*info)};
+}
+
+base::Result<std::unique_ptr<RemoteBytes>> open_remote_bytes(std::shared_ptr<HttpClient> client, std::string_view url,
+                                                             const S3Options& s3, RemoteBytesOptions options) {
+  base::Result<StatedObject> stated = stat_remote_object(*client, url, s3);
+  MIBZ2_FORWARD_IF_ERROR(stated);
+  return std::make_unique<RemoteBytes>(std::move(client), std::move(stated->object), std::move(stated->info), options);
 }
 
 }  // namespace mibz2::io

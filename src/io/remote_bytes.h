@@ -80,6 +80,15 @@ class RemoteBytes final : public SourceBytes {
   const std::shared_ptr<State> state_;        // shared with the read-ahead requests in flight
 };
 
+// The object a URL names, and its stat: the URL taken apart, the S3 settings resolved (for s3://,
+// from `s3` and the environment), and the stat made. For a caller that chooses how to read it by
+// its size (mibz2 fetch); fails as open_remote_bytes does.
+struct StatedObject {
+  RemoteObject object;
+  ObjectInfo info;
+};
+base::Result<StatedObject> stat_remote_object(HttpClient& client, std::string_view url, const S3Options& s3 = {});
+
 // Opens the object a URL names: the URL taken apart, the S3 settings resolved (for s3://, from
 // `s3` and the environment), and the object's stat made. Fails as those do (EINVAL for a URL that
 // is not one, ENOENT, EACCES, EIO, EISDIR for an s3:// prefix).

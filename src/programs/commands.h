@@ -47,9 +47,20 @@ struct InfoOptions : FileOptions {
   bool json = false;  // --json: one JSON object per file
 };
 
+// mibz2 fetch URL FILE: the files are the URL and FILE.
+struct FetchOptions : FileOptions {
+  std::string url;
+  std::string file;
+  bool force = false;      // --force: replace an existing FILE
+  std::string output;      // --output: also write the index to this file (a sidecar)
+  bool quiet = false;      // --quiet: no progress line, no summary
+  unsigned connections = 8;  // --connections: range requests in flight at once
+};
+
 int cmd_cat(const CatOptions& options);
 int cmd_index(const IndexOptions& options);
 int cmd_info(const InfoOptions& options);
 int cmd_verify(const FileOptions& options);
+int cmd_fetch(const FetchOptions& options);
 
 }  // namespace mibz2::programs
