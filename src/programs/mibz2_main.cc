@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(base::escaping_logger("mibz2", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
   spdlog::set_level(spdlog::level::off);
 
-  CLI::App app("Decompresses, indexes, inspects and verifies bzip2 files the way mibz2fs reads them.", "mibz2");
+  CLI::App app("Decompresses, indexes, inspects, verifies and fetches bzip2 files the way mibz2fs reads them.", "mibz2");
   app.set_help_flag("-h,--help", "this help");
   app.set_version_flag("-V,--version", std::string("mibz2 ") + MIBZ2FS_VERSION, "print the version");
   app.require_subcommand(1);
@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
   fetch_cmd->add_option("-o,--output", fetch.output, "also write the index to OUT, e.g. FILE.mibz2idx")->type_name("OUT");
   fetch_cmd->add_option("--connections", fetch.connections, "range requests in flight at once, 1 to 64 (default: 8)")
       ->type_name("N")
-      ->check(CLI::Range(1, 64));
+      ->check(CLI::Range(1, 64).description(""));
   fetch_cmd->add_flag("-q,--quiet", fetch.quiet, "no progress line and no summary; errors still said");
   fetch_cmd->footer(
       "Downloads URL to FILE with several range requests in flight (--connections), and builds its\n"
