@@ -73,7 +73,7 @@ SourceRead RemoteBytes::State::read(uint64_t offset, size_t len, uint8_t* out) {
         if (p.extent) plan.push_back(p.extent);
         else plan_gap_locked(p.begin, p.end, plan, fetches);
       }
-      if (seen.sequential && options.readahead_bytes) {
+      if ((seen.sequential || options.in_order) && options.readahead_bytes) {
         readahead_live = true;
         readahead_front = seen.front;
         readahead_locked(seen.front, ahead);

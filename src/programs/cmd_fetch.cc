@@ -45,6 +45,7 @@ io::RemoteBytesOptions fetch_reading(uint64_t size, unsigned connections) {
   o.request_bytes = request;
   o.readahead_requests = connections;
   o.readahead_bytes = request * connections;
+  o.in_order = true;  // all of it in flight from the first read, not after a few single requests
   o.cache_bytes = 3 * o.readahead_bytes;
   return o;
 }
@@ -102,7 +103,8 @@ int Fetch::run() {
   base::Result<PendingFile> pending = PendingFile::create(o_.file);
   if (!pending.ok()) return fail(o_.file + ": " + pending.status().message());
   const auto t0 = std::chrono::steady_clock::now();
-  io::DownloadBytes download(remote, pending->fd(), reading.readahead_bytes);
+  // A request's bytes a copy: the build follows the download closely, the others in flight meanwhile.
+  io::DownloadBytes download(remote, pending->fd(), reading.request_bytes);
   base::Status copied;
   std::thread copier([&] { copied = download.run(); });
 
