@@ -105,6 +105,26 @@ TEST_F(RemoteBytesRead, ASequentialReaderGetsSeveralRequestsInFlightAndEachByteO
   EXPECT_GE(std::stoi(test::json_field(p->stats(), "max_in_flight")), 2) << p->stats();
 }
 
+// A download (in_order) has all of its read-ahead in flight from its first read, where a reader
+// not known to be sequential gets none until its reads look so.
+TEST_F(RemoteBytesRead, AnInOrderReaderHasReadAheadFromItsFirstRead) {
+  const Bytes data = serve("rb-in-order.bin", 8 << 20, 26);
+  auto client = fast_client();
+  for (const bool in_order : {false, true}) {
+    RemoteBytesOptions options;
+    options.request_bytes = 1 << 20;
+    options.readahead_bytes = 4 << 20;
+    options.readahead_requests = 4;
+    options.in_order = in_order;
+    std::unique_ptr<RemoteBytes> source = open(client, nginx_->url("rb-in-order.bin"), options);
+    ASSERT_TRUE(source);
+    ASSERT_TRUE(reads_right(*source, data, 0, 1 << 20));
+    EXPECT_EQ(source->stats().readahead_fetches, in_order ? 4u : 0u) << in_order;
+    for (uint64_t at = 1 << 20; at < data.size(); at += 1 << 20) ASSERT_TRUE(reads_right(*source, data, at, 1 << 20));
+    EXPECT_EQ(source->stats().fetched_bytes, data.size()) << in_order;  // each byte once
+  }
+}
+
 TEST_F(RemoteBytesRead, ALargeReadIsFetchedInPiecesSideBySide) {
   const Bytes data = serve("rb-large.bin", 12 << 20, 24);
   std::unique_ptr<test::FaultProxy> p = proxy(/*latency_ms=*/100);
