@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "mount_harness.h"
 #include "remote_servers.h"
 #include "test_support.h"
 
@@ -79,6 +80,25 @@ TEST_F(FetchPrograms, FileIsTheObjectAndIndexedAtOnce) {
   const CommandResult bzip2 = run_command("bzip2 -dc < " + shell_quote(file));
   ASSERT_EQ(bzip2.status, 0);
   EXPECT_TRUE(same_bytes(bzip2.out, dump().plain));
+}
+
+// mibz2fs over FILE's directory takes the stored index as it finds it: loaded, nothing built.
+TEST_F(FetchPrograms, AMountOfItsDirectoryUsesTheIndex) {
+  if (!std::filesystem::exists("/dev/fuse")) GTEST_SKIP() << "no /dev/fuse";
+  nginx_->put("mounted.json.bz2", dump().file);
+  const std::string file = local("mounted.json.bz2");
+  const CommandResult r = mibz2("fetch " + shell_quote(nginx_->url("mounted.json.bz2")) + " " + shell_quote(file));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::filesystem::path mnt = dir_.file("mnt");
+  std::filesystem::create_directories(mnt);
+  Mibz2fs fs({"-f", "-o", "index_dir=" + dir_.file("cache/mibz2fs").string(), out_dir().string(), mnt.string()}, mnt,
+             dir_.file("mibz2fs.log"));
+  ASSERT_EQ(fs.wait_mounted(), "");
+  EXPECT_TRUE(same_bytes(read_file(mnt / "mounted.json"), dump().plain));
+  const std::string stats = get_xattr(mnt, "user.mibz2fs.stats").value;
+  EXPECT_NE(stats.find("indexes_built=0 "), std::string::npos) << stats;
+  EXPECT_NE(stats.find("indexes_loaded=1 "), std::string::npos) << stats;
+  EXPECT_TRUE(fs.stop());
 }
 
 TEST_F(FetchPrograms, SidecarWithOutputAndQuiet) {
