@@ -156,6 +156,23 @@ TEST_F(FetchPrograms, ObjectChangedMidDownloadLeavesNothing) {
   EXPECT_EQ(index_files(), 0u);
 }
 
+// Stopped by a signal mid-download (as ^C or a kill stops it): no FILE, no temporary file.
+TEST_F(FetchPrograms, KilledMidDownloadLeavesNothing) {
+  nginx_->put("killed.bz2", dump().file);
+  std::string why;
+  // 20 kB/s a connection: the download takes seconds, and is killed once its file exists.
+  const std::unique_ptr<FaultProxy> proxy = FaultProxy::start(nginx_->base(), &why, 0, 20000);
+  ASSERT_TRUE(proxy) << why;
+  const std::string temporaries = shell_quote(out_dir().string()) + "/.killed.bz2.part-*";
+  const CommandResult r = run_command(
+      "XDG_CACHE_HOME=" + shell_quote(dir_.file("cache").string()) + " " MIBZ2_BINARY " fetch " +
+      shell_quote(proxy->url("killed.bz2")) + " " + shell_quote(local("killed.bz2")) +
+      " & pid=$!; until ls " + temporaries + " >/dev/null 2>&1; do sleep 0.02; done; kill -TERM $pid; wait $pid; echo $?");
+  EXPECT_EQ(r.out_text(), "143\n");  // 128 + SIGTERM: it died of the signal, as it should
+  EXPECT_EQ(files_in(out_dir()), 0u);
+  EXPECT_EQ(index_files(), 0u);
+}
+
 TEST_F(FetchPrograms, MissingObjectOrNotBzip2LeavesNothing) {
   const std::string missing = nginx_->url("nowhere.bz2");
   const CommandResult r = mibz2("fetch " + shell_quote(missing) + " " + shell_quote(local("nowhere.bz2")));

@@ -85,7 +85,11 @@ std::string Fetch::download_failure(const io::RemoteBytes& remote, const base::S
 int Fetch::run() {
   if (!io::is_url(o_.url)) return fail(shown_ + ": not an http://, https:// or s3:// URL");
   struct stat st;
-  if (!o_.force && ::lstat(o_.file.c_str(), &st) == 0) return fail(o_.file + ": exists (--force replaces it)");
+  if (::lstat(o_.file.c_str(), &st) == 0) {
+    // Said before a byte is fetched: a directory cannot be replaced by a file, whatever --force.
+    if (S_ISDIR(st.st_mode)) return fail(o_.file + ": is a directory");
+    if (!o_.force) return fail(o_.file + ": exists (--force replaces it)");
+  }
   // Where the index goes, looked at before a byte is fetched: a fetch that cannot store its index
   // has not done its job.
   index::IndexStore store(o_.index_dir);

@@ -1,7 +1,9 @@
 // A file written under a temporary name in the directory of the path it is for, and put there
 // under that path only when it is whole (rename, then the directory fsync'ed): whoever looks at the
 // path sees no file or the whole one, never a part, also after a crash. Abandoned (the destructor,
-// unless committed), the temporary file is removed.
+// unless committed), the temporary file is removed; so it is when SIGINT, SIGTERM or SIGHUP ends
+// the process meanwhile (a download stopped with ^C leaves nothing; a signal the process ignores,
+// as under nohup, stays ignored). One pending file at a time has that care.
 #pragma once
 
 #include <string>
