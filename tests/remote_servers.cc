@@ -286,6 +286,12 @@ void S3Server::remove(const std::string& bucket, const std::string& key) {
   command("{\"op\": \"delete\", \"bucket\": \"" + bucket + "\", \"key\": \"" + key + "\"}");
 }
 
+std::string S3Server::signing_environment(const std::filesystem::path& home) const {
+  return "HOME=" + shell_quote(home.string()) + " AWS_ENDPOINT_URL=" + shell_quote(endpoint_) +
+         " AWS_ACCESS_KEY_ID=" + shell_quote(key_) + " AWS_SECRET_ACCESS_KEY=" + shell_quote(secret_) +
+         " AWS_REGION=" + shell_quote(region_) + " ";
+}
+
 void S3Server::require_signatures(bool on) {
   command(std::string("{\"op\": \"signatures\", \"on\": ") + (on ? "true" : "false") + "}");
 }

@@ -106,6 +106,10 @@ class S3Server {
   // Whether moto checks each request's signature from now on (off: any request is accepted, and
   // an unsigned one reads what is public).
   void require_signatures(bool on);
+  // For a program the shell runs: "HOME=... AWS_ENDPOINT_URL=... AWS_ACCESS_KEY_ID=...
+  // AWS_SECRET_ACCESS_KEY=... AWS_REGION=... " (quoted, ending in a space), so that it signs with
+  // the IAM user's key as the AWS tools take it, and reads no ~/.aws but `home`'s.
+  std::string signing_environment(const std::filesystem::path& home) const;
 
  private:
   void command(const std::string& json);

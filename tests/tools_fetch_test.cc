@@ -194,10 +194,7 @@ TEST_F(FetchPrograms, FetchOfAnS3Object) {
   s3->make_bucket("mibz2-fetch");
   s3->put("mibz2-fetch", "dumps/dump.json.bz2", dump().file);
   s3->require_signatures(true);
-  const std::string env = "HOME=" + shell_quote(dir_.path().string()) + " AWS_ENDPOINT_URL=" +
-                          shell_quote(s3->endpoint()) + " AWS_ACCESS_KEY_ID=" + shell_quote(s3->key()) +
-                          " AWS_SECRET_ACCESS_KEY=" + shell_quote(s3->secret()) + " AWS_REGION=" +
-                          shell_quote(s3->region()) + " ";
+  const std::string env = s3->signing_environment(dir_.path());
   const std::string file = local("dump.json.bz2");
   const CommandResult r = mibz2("fetch s3://mibz2-fetch/dumps/dump.json.bz2 " + shell_quote(file), env);
   const CommandResult missing = mibz2("fetch s3://mibz2-fetch/dumps/none.bz2 " + shell_quote(local("none.bz2")), env);

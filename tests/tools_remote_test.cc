@@ -125,10 +125,7 @@ TEST_F(RemotePrograms, CatOfAnS3Object) {
   s3->make_bucket("mibz2-programs");
   s3->put("mibz2-programs", "dumps/dump.json.bz2", dump().file);
   s3->require_signatures(true);
-  const std::string env = "HOME=" + shell_quote(dir_.path().string()) + " AWS_ENDPOINT_URL=" +
-                          shell_quote(s3->endpoint()) + " AWS_ACCESS_KEY_ID=" + shell_quote(s3->key()) +
-                          " AWS_SECRET_ACCESS_KEY=" + shell_quote(s3->secret()) + " AWS_REGION=" +
-                          shell_quote(s3->region()) + " ";
+  const std::string env = s3->signing_environment(dir_.path());
   const CommandResult r = mibz2_with(env, "cat --offset 100000 --length 400000 s3://mibz2-programs/dumps/dump.json.bz2");
   s3->require_signatures(false);
   EXPECT_EQ(r.status, 0) << r.err;
