@@ -66,7 +66,8 @@ class Fetch {
   }
   // Why the download stopped, in words that name the object (never a credential).
   std::string download_failure(const io::RemoteBytes& remote, const base::Status& copied) const;
-  void summary(const index::BlockIndex& idx, const std::string& index_path, double secs) const;
+  // `secs` in all, `download_secs` until the last byte was written.
+  void summary(const index::BlockIndex& idx, const std::string& index_path, double secs, double download_secs) const;
 
   const FetchOptions& o_;
   const std::string shown_;
@@ -110,7 +111,11 @@ int Fetch::run() {
   // A request's bytes a copy: the build follows the download closely, the others in flight meanwhile.
   io::DownloadBytes download(remote, pending->fd(), reading.request_bytes);
   base::Status copied;
-  std::thread copier([&] { copied = download.run(); });
+  double download_secs = 0;
+  std::thread copier([&] {
+    copied = download.run();
+    download_secs = seconds_since(t0);
+  });
 
   IndexAccess access("mibz2 fetch", {.threads = o_.threads, .index_dir = o_.index_dir}, /*warn_unsaved=*/false);
   index::BuildResult built;
@@ -146,7 +151,7 @@ int Fetch::run() {
     return fail(committed.message());
   }
   const double secs = seconds_since(t0);
-  if (!o_.quiet) summary(built.index, store.path_for(*id), secs);
+  if (!o_.quiet) summary(built.index, store.path_for(*id), secs, download_secs);
   if (!o_.output.empty()) {
     if (base::Status written = index::write_index_file(o_.output, built.index); !written.ok())
       return fail(o_.file + ": " + written.message(), exit_status_of(written));
@@ -155,10 +160,11 @@ int Fetch::run() {
   return kExitOk;
 }
 
-void Fetch::summary(const index::BlockIndex& idx, const std::string& index_path, double secs) const {
-  std::printf("%s: fetched %s in %.2f s (%.0f MB/s) and indexed: %s in %s -> %s", o_.file.c_str(),
-              base::human_bytes(idx.source.size).c_str(), secs,
-              secs > 0 ? static_cast<double>(idx.source.size) / secs / 1e6 : 0.0,
+void Fetch::summary(const index::BlockIndex& idx, const std::string& index_path, double secs,
+                    double download_secs) const {
+  std::printf("%s: fetched %s in %.2f s (%.0f MB/s; downloaded in %.2f s) and indexed: %s in %s -> %s",
+              o_.file.c_str(), base::human_bytes(idx.source.size).c_str(), secs,
+              secs > 0 ? static_cast<double>(idx.source.size) / secs / 1e6 : 0.0, download_secs,
               base::plural(idx.blocks.size(), "block").c_str(), base::plural(idx.stream_count, "stream").c_str(),
               base::human_bytes(idx.decompressed_size).c_str());
   if (idx.damaged_blocks) std::printf(", %s", base::plural(idx.damaged_blocks, "damaged block").c_str());
