@@ -107,6 +107,7 @@ int Fetch::run() {
 
   base::Result<PendingFile> pending = PendingFile::create(o_.file);
   if (!pending.ok()) return fail(o_.file + ": " + pending.status().message());
+  IndexAccess access("mibz2 fetch", {.threads = o_.threads, .index_dir = o_.index_dir}, /*warn_unsaved=*/false);
   const auto t0 = std::chrono::steady_clock::now();
   // A request's bytes a copy: the build follows the download closely, the others in flight meanwhile.
   io::DownloadBytes download(remote, pending->fd(), reading.request_bytes);
@@ -117,7 +118,6 @@ int Fetch::run() {
     download_secs = seconds_since(t0);
   });
 
-  IndexAccess access("mibz2 fetch", {.threads = o_.threads, .index_dir = o_.index_dir}, /*warn_unsaved=*/false);
   index::BuildResult built;
   {
     Progress progress("indexing " + base::one_line(o_.file));

@@ -83,7 +83,14 @@ base::Status PendingFile::sync() const {
 
 base::Status PendingFile::commit(bool replace) {
   const unsigned flags = replace ? 0 : RENAME_NOREPLACE;
-  if (::renameat2(AT_FDCWD, temporary_.c_str(), AT_FDCWD, path_.c_str(), flags) != 0) {
+  int renamed = ::renameat2(AT_FDCWD, temporary_.c_str(), AT_FDCWD, path_.c_str(), flags);
+  if (renamed != 0 && errno == EINVAL && !replace) {
+    // A file system without RENAME_NOREPLACE (NFS, some FUSE ones): a hard link is made only
+    // where there is no file either, and then the temporary name goes.
+    renamed = ::link(temporary_.c_str(), path_.c_str());
+    if (renamed == 0) ::unlink(temporary_.c_str());
+  }
+  if (renamed != 0) {
     const int e = errno;
     if (e == EEXIST) return base::Status::os_error(e, path_ + ": exists (--force replaces it)");
     return os_failure(e, "cannot rename the download to " + path_);
