@@ -19,6 +19,7 @@
 #include "index/index_dir.h"
 #include "io/mount_table.h"
 #include "io/paths.h"
+#include "io/source_url.h"
 #include "programs/cli_common.h"
 #include "version.h"
 
@@ -190,7 +191,8 @@ MountCommandLine parse_mount_options(int argc, char** argv, MountOptions* option
     options->max_idle_fuse_threads = options->max_fuse_threads;
   }
   options->wait_index = raw.wait_index != 0;
-  o.source = io::absolute_path(raw.source);
+  // A URL is kept as given (its object is requested as written); a path is made absolute.
+  o.source = io::is_url(raw.source) ? std::string(raw.source) : io::absolute_path(raw.source);
   o.mountpoint = io::absolute_path(raw.mountpoint);
   options->foreground = cmd.foreground != 0;
   options->debug = cmd.debug != 0;
@@ -203,7 +205,8 @@ MountCommandLine parse_mount_options(int argc, char** argv, MountOptions* option
   char* fixed = nullptr;
   fuse_opt_add_opt(&fixed, "ro");
   fuse_opt_add_opt(&fixed, "default_permissions");
-  fuse_opt_add_opt_escaped(&fixed, ("fsname=" + o.source).c_str());
+  // /proc/mounts is world-readable: a URL is shown there without its secrets.
+  fuse_opt_add_opt_escaped(&fixed, ("fsname=" + io::redacted_url(o.source)).c_str());
   fuse_opt_add_opt(&fixed, "subtype=mibz2fs");
   fuse_opt_add_arg(args, "-o");
   fuse_opt_add_arg(args, fixed);
@@ -256,17 +259,28 @@ std::string mount_version() {
   return std::string("mibz2fs ") + MIBZ2FS_VERSION + "\nFUSE library version " + fuse_pkgversion() + "\n";
 }
 
-std::string check_mount_paths(const MountOptions& options) {
-  const std::string& source = options.fs.source;
-  const std::string& mountpoint = options.fs.mountpoint;
+namespace {
+
+std::string check_mountpoint(const std::string& mountpoint) {
   struct stat st;
-  if (stat(source.c_str(), &st) != 0) return "SOURCE " + source + ": " + std::strerror(errno);
-  if (!S_ISDIR(st.st_mode)) return "SOURCE " + source + " is not a directory";
-  if (access(source.c_str(), R_OK | X_OK) != 0) return "SOURCE " + source + ": " + std::strerror(errno);
   if (stat(mountpoint.c_str(), &st) != 0) return "MOUNTPOINT " + mountpoint + ": " + std::strerror(errno);
   if (!S_ISDIR(st.st_mode)) return "MOUNTPOINT " + mountpoint + " is not a directory";
   // Refuse to stack a second mount on a mount point.
   if (io::is_mount_point(mountpoint)) return "MOUNTPOINT " + mountpoint + " is already mounted";
+  return {};
+}
+
+}  // namespace
+
+std::string check_mount_paths(const MountOptions& options) {
+  const std::string& source = options.fs.source;
+  const std::string& mountpoint = options.fs.mountpoint;
+  struct stat st;
+  if (io::is_url(source)) return check_mountpoint(mountpoint);
+  if (stat(source.c_str(), &st) != 0) return "SOURCE " + source + ": " + std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return "SOURCE " + source + " is not a directory";
+  if (access(source.c_str(), R_OK | X_OK) != 0) return "SOURCE " + source + ": " + std::strerror(errno);
+  if (std::string problem = check_mountpoint(mountpoint); !problem.empty()) return problem;
   if (source == mountpoint) return "SOURCE and MOUNTPOINT are the same directory";
   // A mount inside its own source would list itself (and its lookups would call into itself).
   if (mountpoint.rfind(source + "/", 0) == 0) return "MOUNTPOINT " + mountpoint + " is inside SOURCE " + source;
