@@ -223,6 +223,8 @@ std::string mount_help() {
       "\n"
       "Mounts the directory SOURCE read-only at MOUNTPOINT, showing every bzip2 file in it as its\n"
       "decompressed content: X.bz2 as X, X.tbz2 and X.tbz as X.tar. Unmount with fusermount3 -u.\n"
+      "SOURCE may be a URL: http(s)://HOST/PATH/X.bz2 or s3://BUCKET/KEY (one object, shown as X),\n"
+      "or s3://BUCKET/PREFIX/ (the objects under it, as a tree); see REMOTE SOURCES in mibz2fs(1).\n"
       "\n"
       "Options (-o takes a comma-separated list, as the options column of /etc/fstab):\n"
       "    -o threads=N           decoder threads, 1 to 1024 (default: its CPUs, %u here)\n"
