@@ -148,6 +148,31 @@ TEST_F(RemoteMount, AReplacedObjectIsANewFile) {
       << "the old descriptor read bytes that are not the old content's";
 }
 
+// -o index= names the one object's index (here a local copy's): the mount uses it once it is
+// checked, and builds none. It is refused for a mount of a directory.
+TEST_F(RemoteMount, AnIndexNamedForTheObject) {
+  const Dump d = make_dump(600u << 10, 66);
+  nginx_->put("named/dump.json.bz2", d.file);
+  const stdfs::path copy = work_->path() / "copy.json.bz2";
+  write_file(copy, d.file);
+  const stdfs::path index = work_->path() / "copy.idx";
+  const CommandResult made = run_command(std::string(MIBZ2_BINARY) + " index --index-dir " +
+                                         shell_quote((work_->path() / "scratch").string()) + " --output " +
+                                         shell_quote(index.string()) + " " + shell_quote(copy.string()));
+  ASSERT_EQ(made.status, 0) << made.err;
+  Mibz2fs* m = mount(nginx_->url("named/dump.json.bz2"), {"-o", "index=" + index.string()});
+  MOUNT_OR_RETURN(m);
+  const ReadAll all = read_all(mnt_ / "dump.json");
+  EXPECT_EQ(all.error, 0);
+  EXPECT_TRUE(same_bytes(all.data, d.plain));
+  const std::string log = slurp(m->log());
+  EXPECT_NE(log.find("index " + index.string() + " validated"), std::string::npos) << log;
+  EXPECT_EQ(log.find("indexing ("), std::string::npos) << log;
+  const BadRun dir = run_mibz2fs({"-o", "index=" + index.string(), work_->path().string(), (work_->path() / "m2").string()});
+  EXPECT_EQ(dir.status, 1);
+  EXPECT_NE(dir.output.find("-o index= is for a SOURCE that is the URL of one object"), std::string::npos) << dir.output;
+}
+
 TEST_F(RemoteMount, AnS3PrefixIsATree) {
   std::string why;
   S3Server* s3 = S3Server::shared(&why);

@@ -67,7 +67,7 @@ StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
   // checked against a sample of the source's blocks: it comes from elsewhere.
   if (base::Result<index::LoadedIndex> got = access_.load_sidecar(file, id); got.ok()) {
     IndexOrigin from_sidecar;
-    from_sidecar.index_path = file.name() + index::kSidecarSuffix;
+    from_sidecar.index_path = access_.sidecar_name(file);
     from_sidecar.sidecar = true;
     if (consider(std::move(got).value(), std::move(from_sidecar), /*sample=*/true)) return found;
   } else if (got.status().code() != ENOENT) {

@@ -21,7 +21,7 @@ namespace {
 
 catalog::FrontDoorOptions door_options(const FilesystemOptions& options, const catalog::SourceAccess& access) {
   return {.threads = options.threads, .cache_size = options.cache_size, .index_dir = options.index_dir,
-          .access = &access};
+          .access = &access, .named_index = options.named_index};
 }
 
 // SOURCE's identity for the root node.

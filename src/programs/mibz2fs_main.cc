@@ -119,7 +119,8 @@ void index_everything(const MountOptions& o) {
     if (root.lstat(rel, &st) == 0) all_bytes += static_cast<uint64_t>(st.st_size);
   });
   mibz2::programs::IndexAccess indexes("mibz2fs", {.threads = o.fs.threads, .index_dir = o.fs.index_dir,
-                                                  .access = source->access.get()});
+                                                  .access = source->access.get(),
+                                                  .named_index = o.fs.named_index});
   // The total, under each file's bar: bytes of the files done (built or loaded) and of the one
   // being built, files done, and the ETA at the rate of the builds so far.
   const auto start = std::chrono::steady_clock::now();

@@ -31,6 +31,7 @@ struct RawOptions {
   char* threads = nullptr;
   char* cache_size = nullptr;
   char* index_dir = nullptr;
+  char* index = nullptr;
   char* log_level = nullptr;
   char* max_threads = nullptr;
   char* max_idle_threads = nullptr;
@@ -42,7 +43,7 @@ struct RawOptions {
   char* stray = nullptr;       // third, if any (an error)
 
   ~RawOptions() {
-    for (char* p : {threads, cache_size, index_dir, log_level, max_threads, max_idle_threads, source, mountpoint, stray})
+    for (char* p : {threads, cache_size, index_dir, index, log_level, max_threads, max_idle_threads, source, mountpoint, stray})
       std::free(p);
   }
 };
@@ -53,6 +54,7 @@ const fuse_opt kOptionSpec[] = {
     {"threads=%s", offsetof(RawOptions, threads), 0},
     {"cache_size=%s", offsetof(RawOptions, cache_size), 0},
     {"index_dir=%s", offsetof(RawOptions, index_dir), 0},
+    {"index=%s", offsetof(RawOptions, index), 0},
     {"log_level=%s", offsetof(RawOptions, log_level), 0},
     {"max_threads=%s", offsetof(RawOptions, max_threads), 0},
     {"max_idle_threads=%s", offsetof(RawOptions, max_idle_threads), 0},
@@ -166,6 +168,10 @@ MountCommandLine parse_mount_options(int argc, char** argv, MountOptions* option
     if (!warning.empty()) result.warnings.push_back(bad("cache_size", warning));
     o.cache_size = *bytes;
   }
+  if (raw.index) {
+    if (!*raw.index) return fail(bad("index", "needs a path or a URL"));
+    o.named_index = io::is_url(raw.index) ? std::string(raw.index) : io::absolute_path(raw.index);
+  }
   if (raw.index_dir) {
     if (!*raw.index_dir) return fail(bad("index_dir", "needs a directory"));
     o.index_dir = index::named_index_dir(raw.index_dir);  // a symlink stays one: refused
@@ -230,6 +236,8 @@ std::string mount_help() {
       "    -o threads=N           decoder threads, 1 to 1024 (default: its CPUs, %u here)\n"
       "    -o cache_size=SIZE     decoded-block cache, at least 1M (default: 1G, or a quarter of\n"
       "                           the memory if that is less: %s here)\n"
+      "    -o index=INDEX         the index of a URL's one object, a path or a URL, instead of\n"
+      "                           its sidecar (checked on a sample of blocks before use)\n"
       "    -o index_dir=DIR       where block indexes are kept (default: $XDG_CACHE_HOME/mibz2fs;\n"
       "                           as root /var/cache/mibz2fs; else ~/.cache/mibz2fs)\n"
       "    -o wait_index          index every file before the mount appears (with progress)\n"
@@ -278,6 +286,12 @@ std::string check_mount_paths(const MountOptions& options) {
   const std::string& source = options.fs.source;
   const std::string& mountpoint = options.fs.mountpoint;
   struct stat st;
+  // A named index is one file's: a mount of one object has one file.
+  if (!options.fs.named_index.empty()) {
+    const base::Result<io::SourceUrl> url = io::parse_source_url(source);
+    if (!io::is_url(source) || !url.ok() || url->is_prefix())
+      return "-o index= is for a SOURCE that is the URL of one object";
+  }
   if (io::is_url(source)) return check_mountpoint(mountpoint);
   if (stat(source.c_str(), &st) != 0) return "SOURCE " + source + ": " + std::strerror(errno);
   if (!S_ISDIR(st.st_mode)) return "SOURCE " + source + " is not a directory";
