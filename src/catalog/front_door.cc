@@ -36,6 +36,7 @@ uint64_t memory_of(const CatalogFile& file, bool* with_index) {
 
 FrontDoor::FrontDoor(const FrontDoorOptions& options)
     : idle_files_bytes_(options.idle_files_bytes ? options.idle_files_bytes : kDefaultIdleFilesBytes),
+      remote_access_(options.s3),
       by_name_access_(plain_access_, remote_access_),
       access_(options.access ? *options.access : by_name_access_),
       store_(options.index_dir),

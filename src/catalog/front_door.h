@@ -35,6 +35,7 @@
 #include "catalog/source_access.h"
 #include "engine/engine.h"
 #include "index/index_store.h"
+#include "io/s3_settings.h"
 
 namespace mibz2::catalog {
 
@@ -48,6 +49,9 @@ struct FrontDoorOptions {
   // How sources are reached (must outlive the front door); null: by name (source_access_by_name.h),
   // an http(s):// or s3:// URL as a remote object, anything else as the path given.
   const SourceAccess* access = nullptr;
+  // S3 settings of the remote objects read by name (access null), over the environment's
+  // (io/s3_settings.h): fsspec's storage options, as the Python module takes them.
+  io::S3Options s3 = {};
   // What entries no one uses may keep of memory (their indexes and Readers) for a later open of
   // the same path; 0: kDefaultIdleFilesBytes.
   uint64_t idle_files_bytes = 0;
