@@ -27,7 +27,8 @@ to what this process may use (mibz2._defaults: CPU affinity, cgroup CPU quota an
 Dask worker's nthreads and memory_limit). Every open with the same settings in a process shares
 one engine (threads and cache). ``index_dir`` is where indexes are stored; by default the
 directory that mibz2 and mibz2fs use, by one rule (:func:`default_index_dir`; FILES in
-``man mibz2fs``).
+``man mibz2fs``). ``s3`` gives S3 settings for ``s3://`` URLs in fsspec's names (``key``,
+``secret``, ``endpoint_url``, ``anon``, ...: :func:`open`), before the environment's.
 An index directory that is a symlink, is not a directory, or that someone else could write
 into is not used, as by mibz2 and mibz2fs: a RuntimeWarning names it and says why, and indexes
 are kept in this process's memory only.
