@@ -3,15 +3,12 @@
 #include <optional>
 #include <string>
 
+#include "py_args.h"
+
 namespace py = pybind11;
 
 namespace mibz2::python {
 namespace {
-
-[[noreturn]] void raise(PyObject* type, const std::string& message) {
-  PyErr_SetString(type, message.c_str());
-  throw py::error_already_set();
-}
 
 std::optional<std::string> text_field(py::handle value, const std::string& name) {
   if (value.is_none()) return std::nullopt;
