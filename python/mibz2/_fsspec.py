@@ -26,9 +26,14 @@ Remote dumps, chained as fsspec chains wrappers: ``mibz2::https://host/path/NAME
 by the engine itself (range requests: :func:`mibz2.open` of the URL), under the name the mount
 would show, so that Dask infers no compression and splits it into partitions:
 ``dask.bag.read_text("mibz2::s3://bucket/dumps/latest-all.json", blocksize="256MiB")``. The path of
-such a filesystem is its one object ("/"). S3 takes its settings from the environment (AWS_*, as
-``man mibz2`` says); the inner filesystem's storage options are refused (ValueError) rather than
-ignored. Other inner protocols (``mibz2::sftp://...``) are not read yet: NotImplementedError.
+such a filesystem is its one object ("/"). S3 takes its settings from the inner protocol's storage
+options as s3fs users write them (``fsspec.open("mibz2::s3://b/k.json", s3={"key": ..., "secret":
+..., "endpoint_url": ...})``, ``storage_options={"s3": {...}}`` for Dask: :func:`mibz2.open`'s
+``s3``), then from the environment (AWS_*, as ``man mibz2`` says). Options mibz2 does not take are
+refused (ValueError naming them) rather than ignored; http(s) takes none. They travel with the
+filesystem to Dask's workers (pickled, as s3fs's do), so that a worker with no AWS settings of its
+own reads with them. Other inner protocols (``mibz2::sftp://...``) are not read yet:
+NotImplementedError.
 With ``import mibz2`` first, the chained forms work also where fsspec's own http or s3
 implementation is not installed (mibz2._chain_targets).
 """
@@ -46,6 +51,7 @@ from fsspec.utils import stringify_path
 
 import mibz2
 from . import _core
+from ._s3_options import s3_fields
 
 
 def _open_regular(path) -> int:
@@ -119,18 +125,19 @@ class _Listing:
             self.shown[os.fsdecode(shown)] = (os.fsdecode(source), kind, decompressed)
 
 
-def _remote_source(target_protocol: str, fo: str, target_options: Optional[dict]) -> str:
-    """The URL of the object a chained ``mibz2::PROTO://...NAME`` shows: NAME.bz2 there."""
-    if target_options:
-        raise ValueError(f"mibz2::{target_protocol}:// takes no storage options of its own "
-                         f"({', '.join(sorted(target_options))}): S3 is configured from the environment "
-                         "(AWS_*), as mibz2 and mibz2.open are")
+def _remote_source(target_protocol: str, fo: str, target_options: Optional[dict]) -> tuple:
+    """(URL, S3 options) of the object a chained ``mibz2::PROTO://...NAME`` shows: NAME.bz2 there,
+    with the inner protocol's storage options (s3: read by mibz2._s3_options; http: none)."""
     if target_protocol in ("http", "https"):
+        if target_options:
+            raise ValueError(f"mibz2::{target_protocol}:// takes no storage options of its own "
+                             f"({', '.join(sorted(map(str, target_options)))})")
         url, query = (fo.split("?", 1) + [""])[:2]
-        return url + ".bz2" + ("?" + query if query else "")
+        return url + ".bz2" + ("?" + query if query else ""), None
     if target_protocol in ("s3", "s3a"):
+        s3_fields(target_options)  # refused here, when the filesystem is made, not at the first open
         key = fo.split("://", 1)[-1]
-        return "s3://" + key + ".bz2"
+        return "s3://" + key + ".bz2", (dict(target_options) if target_options else None)
     raise NotImplementedError(f"mibz2::{target_protocol}://: only http, https and s3 objects are read "
                               "(by the engine itself)")
 
@@ -149,8 +156,10 @@ class Mibz2FileSystem(AbstractFileSystem):
         self._settings = dict(threads=threads, cache_size=cache_size, index_dir=index_dir)
         self._lock = threading.Lock()
         self._listings: Dict[str, _Listing] = {}
-        # Chained: the one remote object this filesystem shows, at "/".
-        self._remote = _remote_source(target_protocol, fo, target_options) if target_protocol else None
+        # Chained: the one remote object this filesystem shows, at "/", and its S3 settings.
+        self._remote = None
+        if target_protocol:
+            self._remote, self._settings["s3"] = _remote_source(target_protocol, fo, target_options)
 
     # ---- paths ----
 

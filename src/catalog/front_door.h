@@ -37,6 +37,7 @@
 #include "catalog/source_access.h"
 #include "engine/engine.h"
 #include "index/index_store.h"
+#include "io/s3_settings.h"
 
 namespace mibz2::catalog {
 
@@ -53,6 +54,9 @@ struct FrontDoorOptions {
   // An index the user named for the file this door opens (mibz2 --index, mibz2fs -o index=): a
   // path or a URL, read instead of the file's sidecar (named_index_access.h); empty: none.
   std::string named_index{};
+  // S3 settings of the remote objects read by name (access null), over the environment's
+  // (io/s3_settings.h): fsspec's storage options, as the Python module takes them.
+  io::S3Options s3 = {};
   // What entries no one uses may keep of memory (their indexes and Readers) for a later open of
   // the same path; 0: kDefaultIdleFilesBytes.
   uint64_t idle_files_bytes = 0;
