@@ -82,7 +82,9 @@ RemoteSourceRoot::RemoteSourceRoot(SourceUrl url, S3Settings s3, std::chrono::mi
       http_(std::make_shared<HttpClient>()) {
   clock_gettime(CLOCK_REALTIME, &opened_);
   if (prefix_) {
-    shown_ = "s3://" + url_.bucket + (url_.key.empty() ? "" : "/" + url_.key.substr(0, url_.key.size() - 1));
+    // s3://BUCKET/PREFIX without its last '/', as a directory's path is shown.
+    shown_ = "s3://" + url_.bucket;
+    if (!url_.key.empty()) shown_.append("/").append(url_.key, 0, url_.key.size() - 1);
   } else {
     shown_ = redacted_url(url_.url);
     name_ = object_name(url_);
