@@ -312,15 +312,18 @@ TEST(RemotePartsSequential, AScanIsSequentialAndRandomReadsAreNot) {
   SequentialReads reads;
   EXPECT_FALSE(reads.note(0, 256 << 10).sequential);
   EXPECT_FALSE(reads.note((256 << 10) - 4, 512 << 10).sequential);  // continued, 512 KiB
-  const SequentialReads::Seen third = reads.note((512 << 10) - 4, (1 << 20) + (512 << 10));
-  EXPECT_TRUE(third.sequential);
-  EXPECT_EQ(third.front, (1u << 20) + (512u << 10));
+  // Continued twice, 1.5 MiB covered: still what a random read of a few blocks covers.
+  EXPECT_FALSE(reads.note((512 << 10) - 4, (1 << 20) + (512 << 10)).sequential);
+  const SequentialReads::Seen fourth = reads.note((1 << 20) + (512 << 10), 3 << 20);
+  EXPECT_TRUE(fourth.sequential);
+  EXPECT_EQ(fourth.front, 3u << 20);
+  EXPECT_EQ(fourth.covered, 3u << 20);
   // A decode behind the front keeps the stream (also after other streams started).
   EXPECT_FALSE(reads.note(500u << 20, (500u << 20) + 300000).sequential);
   EXPECT_FALSE(reads.note(200u << 20, (200u << 20) + 300000).sequential);
   EXPECT_FALSE(reads.note(300u << 20, (300u << 20) + 300000).sequential);
   EXPECT_TRUE(reads.note(100000, 400000).sequential);
-  EXPECT_TRUE(reads.note((1 << 20) + (512 << 10), 3 << 20).sequential);
+  EXPECT_TRUE(reads.note(3 << 20, 4 << 20).sequential);
 
   SequentialReads random;
   test::Rng rng(7);
@@ -333,10 +336,10 @@ TEST(RemotePartsSequential, AScanIsSequentialAndRandomReadsAreNot) {
 TEST(RemotePartsSequential, BlocksReadSlightlyOutOfOrderAreOneStream) {
   SequentialReads reads;
   const uint64_t b = 300000;  // blocks of 300 kB read by parallel decoders: 0, 2, 1, 3, 5, 4, ...
-  for (uint64_t i : {0, 2, 1, 3, 5, 4, 6}) reads.note(i * b, (i + 1) * b + 6);
-  const SequentialReads::Seen seen = reads.note(7 * b, 8 * b + 6);
+  for (uint64_t i : {0, 2, 1, 3, 5, 4, 6, 8, 7, 9, 11, 10, 12, 14, 13}) reads.note(i * b, (i + 1) * b + 6);
+  const SequentialReads::Seen seen = reads.note(15 * b, 16 * b + 6);
   EXPECT_TRUE(seen.sequential);
-  EXPECT_EQ(seen.front, 8 * b + 6);
+  EXPECT_EQ(seen.front, 16 * b + 6);
 }
 
 TEST(RemotePartsSequential, ReadsThatSkipBlocksAreNotSequential) {

@@ -89,6 +89,46 @@ TEST_F(RemotePrograms, InfoIndexVerify) {
   EXPECT_NE(fresh.out_text().find(".mibz2idx"), std::string::npos) << fresh.out_text();
 }
 
+// --index names the index, a path or a URL, instead of the sidecar: used once it is checked,
+// said (and the file indexed) when it is missing or another file's.
+TEST_F(RemotePrograms, AnIndexNamedByPathOrUrl) {
+  nginx_->put("named/dump.json.bz2", dump().file);
+  const std::string url = nginx_->url("named/dump.json.bz2");
+  const std::filesystem::path local = dir_.write("copy.json.bz2", dump().file);
+  const std::string made = dir_.file("made.idx").string();
+  ASSERT_EQ(mibz2("index --output " + shell_quote(made) + " " + shell_quote(local.string())).status, 0);
+  nginx_->put("elsewhere/dump.idx", read_file(made));
+  const Bytes other = libbz2_compress(as_span(text_bytes(300000, 52)), 1);
+  const std::string other_made = dir_.file("other.idx").string();
+  ASSERT_EQ(mibz2("index --output " + shell_quote(other_made) + " " + shell_quote(dir_.write("other.bz2", other).string())).status, 0);
+  int fresh = 0;
+  // Each in an index directory of its own, so that nothing but the named index can serve it.
+  auto info = [&](const std::string& index) {
+    return run_command("XDG_CACHE_HOME=" + shell_quote(dir_.file("fresh" + std::to_string(++fresh)).string()) +
+                           " " MIBZ2_BINARY " info --index " + shell_quote(index) + " " + shell_quote(url),
+                       dir_.file("stderr.txt"));
+  };
+  for (const std::string& index : {made, nginx_->url("elsewhere/dump.idx")}) {
+    const CommandResult r = info(index);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out_text().find("index:              " + index + " (sidecar, validated for this file)"), std::string::npos)
+        << r.out_text();
+  }
+  for (const std::string& index : {other_made, nginx_->url("elsewhere/none.idx")}) {
+    const CommandResult r = info(index);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out_text().find("(built now)"), std::string::npos) << r.out_text();
+    EXPECT_NE(r.err.find("not used"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(index), std::string::npos) << r.err;
+  }
+  const CommandResult cat = mibz2("cat --index " + shell_quote(made) + " " + shell_quote(url));
+  EXPECT_EQ(cat.status, 0) << cat.err;
+  EXPECT_TRUE(same_bytes(cat.out, dump().plain));
+  const CommandResult two = mibz2("cat --index " + shell_quote(made) + " " + shell_quote(url) + " " + shell_quote(url));
+  EXPECT_EQ(two.status, 1);
+  EXPECT_NE(two.err.find("--index takes one FILE"), std::string::npos) << two.err;
+}
+
 TEST_F(RemotePrograms, ObjectReplacedWhileReadFailsWithoutMixing) {
   nginx_->put("moving.bz2", dump().file);
   std::string why;

@@ -36,8 +36,14 @@ uint64_t memory_of(const CatalogFile& file, bool* with_index) {
 
 FrontDoor::FrontDoor(const FrontDoorOptions& options)
     : idle_files_bytes_(options.idle_files_bytes ? options.idle_files_bytes : kDefaultIdleFilesBytes),
+      remote_access_(options.s3),
       by_name_access_(plain_access_, remote_access_),
-      access_(options.access ? *options.access : by_name_access_),
+      named_access_(options.named_index.empty()
+                        ? std::nullopt
+                        : std::make_optional<NamedIndexAccess>(options.access ? *options.access : by_name_access_,
+                                                               options.named_index, options.s3)),
+      access_(named_access_ ? *named_access_
+                            : options.access ? *options.access : static_cast<const SourceAccess&>(by_name_access_)),
       store_(options.index_dir),
       engine_(std::make_unique<engine::Engine>(engine_options(options))),
       catalog_(std::make_unique<Catalog>(*engine_, store_, &access_)) {}

@@ -23,6 +23,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <stop_token>
 #include <string>
@@ -30,11 +31,13 @@
 
 #include "base/status.h"
 #include "catalog/catalog.h"
+#include "catalog/named_index_access.h"
 #include "catalog/remote_source_access.h"
 #include "catalog/source_access_by_name.h"
 #include "catalog/source_access.h"
 #include "engine/engine.h"
 #include "index/index_store.h"
+#include "io/s3_settings.h"
 
 namespace mibz2::catalog {
 
@@ -48,6 +51,12 @@ struct FrontDoorOptions {
   // How sources are reached (must outlive the front door); null: by name (source_access_by_name.h),
   // an http(s):// or s3:// URL as a remote object, anything else as the path given.
   const SourceAccess* access = nullptr;
+  // An index the user named for the file this door opens (mibz2 --index, mibz2fs -o index=): a
+  // path or a URL, read instead of the file's sidecar (named_index_access.h); empty: none.
+  std::string named_index{};
+  // S3 settings of the remote objects read by name (access null), over the environment's
+  // (io/s3_settings.h): fsspec's storage options, as the Python module takes them.
+  io::S3Options s3 = {};
   // What entries no one uses may keep of memory (their indexes and Readers) for a later open of
   // the same path; 0: kDefaultIdleFilesBytes.
   uint64_t idle_files_bytes = 0;
@@ -95,6 +104,7 @@ class FrontDoor {
   const PlainSourceAccess plain_access_;
   const RemoteSourceAccess remote_access_;
   const SourceAccessByName by_name_access_;
+  const std::optional<NamedIndexAccess> named_access_;  // over the access given, when an index is named
   const SourceAccess& access_;
   index::IndexStore store_;
   std::unique_ptr<engine::Engine> engine_;

@@ -72,7 +72,17 @@ base::Result<index::LoadedIndex> RemoteSourceAccess::load_sidecar(const CatalogF
                                                                   const index::SourceIdentity& id) const {
   base::Result<io::SourceUrl> parsed = io::parse_source_url(file.path());
   MIBZ2_FORWARD_IF_ERROR(parsed);
-  base::Result<io::RemoteObject> object = object_of(sidecar_url(*parsed), s3_);
+  return load_index_at(sidecar_url(*parsed), id);
+}
+
+std::string RemoteSourceAccess::sidecar_name(const CatalogFile& file) const {
+  base::Result<io::SourceUrl> parsed = io::parse_source_url(file.path());
+  return parsed.ok() ? io::redacted_url(sidecar_url(*parsed)) : SourceAccess::sidecar_name(file);
+}
+
+base::Result<index::LoadedIndex> RemoteSourceAccess::load_index_at(const std::string& url,
+                                                                   const index::SourceIdentity& id) const {
+  base::Result<io::RemoteObject> object = object_of(url, s3_);
   MIBZ2_FORWARD_IF_ERROR(object);
   base::Result<std::string> body = client()->get_small(*object, object->url, index::max_index_file_size(id.size));
   if (!body.ok()) {

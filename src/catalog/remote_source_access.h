@@ -34,6 +34,9 @@ class RemoteSourceAccess final : public SourceAccess {
   base::Result<std::unique_ptr<io::Source>> open_source(const CatalogFile& file) const override;
   base::Result<io::SourceStamp> stamp(const CatalogFile& file) const override;
   base::Result<index::LoadedIndex> load_sidecar(const CatalogFile& file, const index::SourceIdentity& id) const override;
+  std::string sidecar_name(const CatalogFile& file) const override;
+  // The index at `url` (a sidecar's, or one a user named), read as load_sidecar reads one.
+  base::Result<index::LoadedIndex> load_index_at(const std::string& url, const index::SourceIdentity& id) const;
 
  private:
   std::shared_ptr<io::HttpClient> client() const;

@@ -20,6 +20,7 @@ class SourceAccessByName final : public SourceAccess {
   base::Result<index::LoadedIndex> load_sidecar(const CatalogFile& file, const index::SourceIdentity& id) const override {
     return of(file).load_sidecar(file, id);
   }
+  std::string sidecar_name(const CatalogFile& file) const override { return of(file).sidecar_name(file); }
 
  private:
   const SourceAccess& of(const CatalogFile& file) const;

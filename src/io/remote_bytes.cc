@@ -55,6 +55,7 @@ struct RemoteBytes::State : std::enable_shared_from_this<State> {
   size_t readahead_in_flight = 0;
   bool readahead_live = false;  // a sequential reader was seen: read-ahead is kept topped up
   uint64_t readahead_front = 0;
+  uint64_t readahead_window = 0;  // how far ahead of the front: grows with the reader
   RemoteBytesStats stats;
 };
 
@@ -76,6 +77,11 @@ SourceRead RemoteBytes::State::read(uint64_t offset, size_t len, uint8_t* out) {
       if ((seen.sequential || options.in_order) && options.readahead_bytes) {
         readahead_live = true;
         readahead_front = seen.front;
+        // As far ahead as the stream has come, up to readahead_bytes: a reader that stops soon
+        // after it looked sequential has little fetched for nothing. One known to read it all
+        // (in_order) gets the whole window at once.
+        readahead_window = options.in_order ? options.readahead_bytes
+                                            : std::min<uint64_t>(options.readahead_bytes, 2 * seen.covered);
         readahead_locked(seen.front, ahead);
       }
     } catch (const std::bad_alloc&) {
@@ -123,7 +129,7 @@ void RemoteBytes::State::plan_gap_locked(uint64_t begin, uint64_t end, ExtentLis
 }
 
 void RemoteBytes::State::readahead_locked(uint64_t front, ExtentList& fetches) {
-  const uint64_t limit = std::min<uint64_t>(info.size, front + options.readahead_bytes);
+  const uint64_t limit = std::min<uint64_t>(info.size, front + readahead_window);
   if (front >= limit) return;
   const uint64_t page = std::max<size_t>(options.page_bytes, 1);
   for (const RangeCache::Piece& p : cache.cover(front, limit)) {

@@ -41,8 +41,9 @@ struct RemoteBytesOptions {
   size_t readahead_bytes = 16 << 20;  // ahead of a sequential reader's front; 0: no read-ahead
   size_t request_bytes = 2 << 20;   // one read-ahead request; a larger read is fetched in pieces
   size_t readahead_requests = 4;    // read-ahead requests in flight at once for this source
-  // Every read is known to come in order from the start (a download, mibz2 fetch): read-ahead
-  // from the first read, not only once the reads look sequential.
+  // Every read is known to come in order from the start (a download, mibz2 fetch): the whole
+  // read-ahead window from the first read, not only once the reads look sequential and as far as
+  // they have come.
   bool in_order = false;
 };
 

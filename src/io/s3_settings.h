@@ -55,6 +55,7 @@ struct S3Options {
   std::optional<std::string> endpoint_url;  // "http://127.0.0.1:9000", "https://s3.example.org"
   std::optional<std::string> profile;
   bool anon = false;  // unsigned requests whatever credentials there are
+  bool operator==(const S3Options&) const = default;
 };
 
 struct S3Settings {

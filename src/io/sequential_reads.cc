@@ -5,7 +5,7 @@
 namespace mibz2::io {
 
 bool SequentialReads::sequential(const Stream& s) {
-  return s.continued >= 4 || (s.continued >= 2 && s.covered >= kSequentialBytes);
+  return s.continued >= 2 && s.covered >= kSequentialBytes;
 }
 
 SequentialReads::Seen SequentialReads::note(uint64_t begin, uint64_t end) {
@@ -18,13 +18,13 @@ SequentialReads::Seen SequentialReads::note(uint64_t begin, uint64_t end) {
       s.covered += end - std::max(begin, s.front);
       s.front = end;
       s.used = tick_;
-      return {sequential(s), s.front};
+      return {sequential(s), s.front, s.covered};
     }
   }
   for (Stream& s : streams_) {
     if (s.live && begin >= s.start && end <= s.front) {
       s.used = tick_;
-      return {sequential(s), s.front};
+      return {sequential(s), s.front, s.covered};
     }
   }
   Stream* victim = &streams_[0];
@@ -36,7 +36,7 @@ SequentialReads::Seen SequentialReads::note(uint64_t begin, uint64_t end) {
     if (s.used < victim->used) victim = &s;
   }
   *victim = {true, begin, end, end - begin, 0, tick_};
-  return {false, end};
+  return {false, end, end - begin};
 }
 
 }  // namespace mibz2::io

@@ -9,7 +9,9 @@
 // skip blocks (a sample of every other block) never look sequential; a read inside a stream
 // (behind its front, after its start) only keeps it alive; any other read starts a stream of its
 // own in place of the one used longest ago. A stream is sequential once it has been continued
-// twice and its reads have covered kSequentialBytes, or continued four times.
+// twice and its reads have covered kSequentialBytes: a random read of a few blocks (with the few
+// its reader decodes ahead) is not, so it fetches about what it reads; and read-ahead then grows
+// with what the stream has covered (Seen::covered), as the kernel's does for files.
 #pragma once
 
 #include <array>
@@ -19,8 +21,10 @@ namespace mibz2::io {
 
 class SequentialReads {
  public:
-  // Bytes a stream's reads must have covered (continued twice at least) to be sequential.
-  static constexpr uint64_t kSequentialBytes = 1 << 20;
+  // Bytes a stream's reads must have covered (continued twice at least) to be sequential: more
+  // than a random read of 1 MiB does, with the blocks its reader decodes ahead of it (under 1 MB
+  // of real JSON's 150 kB blocks; scripts/bench-remote-dump counts the bytes of such reads).
+  static constexpr uint64_t kSequentialBytes = 3 << 20;
   // How far from a stream's front, before or after it, a read may start and continue it.
   static constexpr uint64_t kOverlapBytes = 64 << 10;
   // How far past its front a read may start and move it on: about three blocks.
@@ -29,6 +33,7 @@ class SequentialReads {
   struct Seen {
     bool sequential = false;
     uint64_t front = 0;  // the stream's front: the furthest byte its reads have reached
+    uint64_t covered = 0;  // bytes its reads have covered
   };
 
   // Notes a read of [begin, end) and says what it belongs to.

@@ -307,7 +307,10 @@ int cmd_cat(const CatOptions& o) {
       const uint64_t cache_size =
           std::min<uint64_t>(engine::default_cache_size(), (uint64_t{threads} + 1) * (16 << 20));
       access_made = std::make_unique<IndexAccess>(
-          "mibz2 cat", catalog::FrontDoorOptions{.threads = o.threads, .cache_size = cache_size, .index_dir = o.index_dir});
+          "mibz2 cat", catalog::FrontDoorOptions{.threads = o.threads,
+                                                 .cache_size = cache_size,
+                                                 .index_dir = o.index_dir,
+                                                 .named_index = o.index});
     }
     return *access_made;
   };

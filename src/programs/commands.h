@@ -31,6 +31,7 @@ int exit_status_of(const base::Status& failure);
 struct FileOptions {
   unsigned threads = 0;           // -j: 0 = engine::default_decoder_threads()
   std::string index_dir;          // --index-dir, absolute; empty: index::default_index_dir()
+  std::string index;              // --index (cat, info, verify): the one FILE's index, a path or URL
   std::vector<std::string> files;
 };
 

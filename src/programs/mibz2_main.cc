@@ -56,6 +56,12 @@ void add_engine_options(CLI::App* command, FileOptions* o) {
 }
 void add_file_options(CLI::App* command, FileOptions* o, Stdin stdin_too = Stdin::kNo) {
   add_engine_options(command, o);
+  if (std::string(command->get_name()) != "index")
+    command
+        ->add_option("--index", o->index,
+                     "FILE's index (one FILE only), a path or a URL, instead of its sidecar; checked on a "
+                     "sample of its blocks before it is used")
+        ->type_name("INDEX");
   if (stdin_too == Stdin::kDashOrNone)
     command->add_option("FILE", o->files, "the bzip2 files; '-' or none: standard input")->type_name("");
   else if (stdin_too == Stdin::kDash)
@@ -216,6 +222,13 @@ int main(int argc, char** argv) {
   for (FileOptions* o : {static_cast<FileOptions*>(&cat), static_cast<FileOptions*>(&index),
                          static_cast<FileOptions*>(&info), &verify, static_cast<FileOptions*>(&fetch)})
     o->index_dir = mibz2::index::named_index_dir(o->index_dir);  // a symlink stays one: refused
+  for (const FileOptions* o : {static_cast<const FileOptions*>(&cat), static_cast<const FileOptions*>(&info),
+                               static_cast<const FileOptions*>(&verify)}) {
+    if (!o->index.empty() && o->files.size() != 1) {
+      std::fprintf(stderr, "mibz2: --index takes one FILE, not %zu (try 'mibz2 --help')\n", o->files.size());
+      return kExitEnvironment;
+    }
+  }
   if (offset_opt->count()) cat.offset = offset;
   if (length_opt->count()) cat.length = length;
   if (lines_opt->count()) cat.lines = parse_line_range(lines);
