@@ -9,9 +9,9 @@ import os
 import shutil
 import tempfile
 
-import fsspec
 import pytest
 
+from chains import chained
 import mibz2  # noqa: F401 (registers the stand-ins for a chain's inner protocol)
 from remote_servers import nginx_server, s3_server  # noqa: F401 (fixtures)
 
@@ -21,13 +21,6 @@ import dask.dataframe as dd  # noqa: E402
 import pandas as pd  # noqa: E402
 
 BUCKET = "mibz2-cluster"
-
-
-def chained(url):
-    # As test_remote_fsspec.chained: Debian's fsspec (2022.11) needs "mibz2://::URL".
-    if fsspec.core._un_chain("mibz2::memory://x", {})[0][1] == "mibz2":
-        return "mibz2::" + url
-    return "mibz2://::" + url
 
 
 @pytest.fixture(scope="module")

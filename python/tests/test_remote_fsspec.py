@@ -2,28 +2,13 @@
 # (NAME.bz2 there, under the name the mount would show), against nginx and moto on loopback: what
 # bz2 reads, through fsspec.open and through Dask splitting the object into partitions. The
 # machine's fsspec has neither requests nor s3fs: mibz2's stand-ins take the URLs apart.
-import bz2
 
 import fsspec
 import pytest
 
+from chains import chained, plain_and_file
 import mibz2  # noqa: F401 (registers the stand-ins for a chain's inner protocol)
 from remote_servers import nginx_server, s3_server  # noqa: F401 (fixtures)
-
-
-def chained(url):
-    """mibz2::URL where this fsspec takes "mibz2" for a protocol in a chain; its older releases
-    (2022.11, Debian's) take a word with a digit for a path (the local file "mibz2"!), and there
-    the chain must say "mibz2://::URL"."""
-    if fsspec.core._un_chain("mibz2::memory://x", {})[0][1] == "mibz2":
-        return "mibz2::" + url
-    return "mibz2://::" + url
-
-
-def plain_and_file(corpus):
-    path = corpus["files"]["jsonl"]["pbzip2"]
-    with open(path, "rb") as f:
-        return bz2.open(path).read(), f.read()
 
 
 def test_chained_https_reads_name_bz2_there(nginx_server, corpus, index_dir):

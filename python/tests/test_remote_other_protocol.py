@@ -3,25 +3,11 @@
 # protocol's own fsspec filesystem and decompressed by Python's bz2 module. Every byte is compared
 # with the original: whole, by range, after seeks back, and through Dask on a LocalCluster of
 # worker processes (with file://, which each worker process reaches).
-import bz2
-
 import fsspec
 import pytest
 
+from chains import chained, plain_and_file
 import mibz2  # noqa: F401 (registers mibz2:// with fsspec)
-
-
-def chained(url):
-    # As test_remote_fsspec.chained: Debian's fsspec (2022.11) needs "mibz2://::URL".
-    if fsspec.core._un_chain("mibz2::memory://x", {})[0][1] == "mibz2":
-        return "mibz2::" + url
-    return "mibz2://::" + url
-
-
-def plain_and_file(corpus):
-    path = corpus["files"]["jsonl"]["pbzip2"]
-    with open(path, "rb") as f:
-        return bz2.open(path).read(), f.read()
 
 
 def test_memory_protocol_is_read_through_its_filesystem(corpus):

@@ -12,18 +12,12 @@ import textwrap
 import fsspec
 import pytest
 
+from chains import chained
 import mibz2
 from remote_servers import s3_server  # noqa: F401 (fixture)
 
 BUCKET = "mibz2-options"
 WRONG_SECRET = "WrongSecretThatMustNeverBeShown0123456789"
-
-
-def chained(url):
-    # As test_remote_fsspec.chained: Debian's fsspec (2022.11) needs "mibz2://::URL".
-    if fsspec.core._un_chain("mibz2::memory://x", {})[0][1] == "mibz2":
-        return "mibz2::" + url
-    return "mibz2://::" + url
 
 
 @pytest.fixture
