@@ -44,7 +44,10 @@ std::shared_ptr<catalog::FrontDoor> front_door_for(const DoorSettings& settings)
     if (m.settings == settings) return m.door;
   doors.push_back({settings, getpid(),
                    std::make_shared<catalog::FrontDoor>(catalog::FrontDoorOptions{
-                       .threads = settings.threads, .cache_size = settings.cache_size, .index_dir = settings.index_dir})});
+                       .threads = settings.threads,
+                       .cache_size = settings.cache_size,
+                       .index_dir = settings.index_dir,
+                       .s3 = settings.s3})});
   return doors.back().door;
 }
 

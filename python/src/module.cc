@@ -34,6 +34,7 @@
 #include "index/index_dir.h"
 #include "io/source_bytes.h"
 #include "py_args.h"
+#include "s3_args.h"
 #include "version.h"
 #include "writable_buffer.h"
 
@@ -278,10 +279,13 @@ PYBIND11_MODULE(_core, m) {
            "(with why) when the index cannot tell, EINVAL for 0.");
 
   py::class_<PyEngine>(m, "Engine", "A decoder pool, block cache and index store shared by opens.")
-      .def(py::init([](python::ThreadCount threads, python::CacheSize cache_size, const std::string& index_dir) {
-             return PyEngine{python::front_door_for({threads.value, cache_size.value, index_dir})};
+      .def(py::init([](python::ThreadCount threads, python::CacheSize cache_size, const std::string& index_dir,
+                       py::object s3) {
+             return PyEngine{
+                 python::front_door_for({threads.value, cache_size.value, index_dir, python::s3_options_arg(s3)})};
            }),
-           py::arg("threads"), py::arg("cache_size"), py::arg("index_dir") = "")
+           py::arg("threads"), py::arg("cache_size"), py::arg("index_dir") = "", py::arg("s3") = py::none(),
+           "`s3`: a dict of io::S3Options' fields (mibz2/_s3_options.py makes it), over the environment's.")
       .def_property_readonly("threads", [](const PyEngine& e) { return e.door->engine().pool().threads(); })
       .def_property_readonly("cache_size", [](const PyEngine& e) { return e.door->engine().options().cache_size; })
       .def_property_readonly("index_dir", [](const PyEngine& e) { return py::bytes(e.door->store().dir()); })

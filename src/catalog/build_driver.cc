@@ -65,7 +65,7 @@ std::shared_ptr<BuildDriver::Build> BuildDriver::start_build(const FileRef& file
       return nullptr;
     }
     build->id = opened->id;
-    spdlog::info("{}: indexing ({} compressed bytes)", file->path(), build->id.size);
+    spdlog::info("{}: indexing ({} compressed bytes)", file->name(), build->id.size);
     file->note_source_size(build->id.size);
     build->file_bytes = std::make_unique<ReopenedBytes>(build->id.size);
     build->file_bytes->reset(std::move(opened->source));
@@ -205,7 +205,7 @@ void BuildDriver::park_build(const std::shared_ptr<Build>& build) {
     closing = build->file_bytes->take();
   }
   closing.reset();  // a parked build holds no source (no descriptor): there may be many
-  spdlog::debug("{}: indexing steps aside for other files ({} of {} bytes done)", build->file->path(),
+  spdlog::debug("{}: indexing steps aside for other files ({} of {} bytes done)", build->file->name(),
                 build->builder->bytes_done(), build->builder->bytes_total());
   const bool urgent = build->file->wanted_now();
   // Asked for while it was being parked: prepare() found nothing parked to promote.

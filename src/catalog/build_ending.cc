@@ -59,7 +59,7 @@ void BuildDriver::finish_build(const std::shared_ptr<Build>& build) {
     return;
   }
   // The notes are the build's detail; the damage is logged once per file when it settles.
-  for (const std::string& n : r.notes) spdlog::debug("{}: {}", build->file->path(), n);
+  for (const std::string& n : r.notes) spdlog::debug("{}: {}", build->file->name(), n);
   bool stopping;
   {
     std::lock_guard lk(mu_);
@@ -86,7 +86,7 @@ void BuildDriver::finish_build(const std::shared_ptr<Build>& build) {
 
 void BuildDriver::end_changed(const Build& build, const std::string& why) {
   // What was read is a mix of the file before and after: never stored, never served.
-  spdlog::info("{}: {}; indexing it again when it is needed", build.file->path(), why);
+  spdlog::info("{}: {}; indexing it again when it is needed", build.file->name(), why);
   if (build.stream) {
     outcomes_.failed(build.file, base::Status::error(ESTALE, "the source changed while it was read"), {});
   } else {
@@ -96,7 +96,7 @@ void BuildDriver::end_changed(const Build& build, const std::string& why) {
 }
 
 void BuildDriver::end_failed(const Build& build, index::BuildResult r, bool stopping, int cancelled_as) {
-  const std::string& path = build.file->path();
+  const std::string& path = build.file->name();
   IndexOrigin origin;
   origin.built = true;
   origin.notes = std::move(r.notes);
@@ -138,7 +138,7 @@ void BuildDriver::end_built(const Build& build, index::BuildResult r) {
   }
   const size_t blocks = r.index.blocks.size();
   const uint32_t damaged = r.index.damaged_blocks;
-  spdlog::info("{}: indexed: {} {}, {} bytes decompressed{}", build.file->path(), blocks,
+  spdlog::info("{}: indexed: {} {}, {} bytes decompressed{}", build.file->name(), blocks,
                blocks == 1 ? "block" : "blocks", r.index.decompressed_size,
                damaged ? ", " + std::to_string(damaged) + (damaged == 1 ? " damaged block" : " damaged blocks") : "");
   outcomes_.built(build.file, std::make_shared<const index::BlockIndex>(std::move(r.index)), std::move(origin));

@@ -61,6 +61,8 @@ base::Result<index::LoadedIndex> SourceAccess::load_sidecar(const CatalogFile& f
   return index::read_index_file(fd->get(), dir, file.path() + index::kSidecarSuffix, id);
 }
 
+std::string SourceAccess::sidecar_name(const CatalogFile& file) const { return file.name() + index::kSidecarSuffix; }
+
 namespace {
 base::Status not_a_local_file() { return base::Status::error(ENOTSUP, "not a local file"); }
 }  // namespace

@@ -39,6 +39,8 @@ class SourceAccess {
   // under the trust rule of where it lies (index_trust.h for a local file); ENOENT when there is
   // none, or why it cannot be read.
   virtual base::Result<index::LoadedIndex> load_sidecar(const CatalogFile& file, const index::SourceIdentity& id) const;
+  // What load_sidecar reads, as messages and reports name it.
+  virtual std::string sidecar_name(const CatalogFile& file) const;
 
   // --- a local file: the steps the three above are made of (a source of another kind has none:
   //     these then fail with ENOTSUP) ---

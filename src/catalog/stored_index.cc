@@ -50,8 +50,8 @@ StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
     if (got.load != index::Load::kUntrusted) {
       not_used.push_back(why.message());
     } else {
-      if (reported_untrusted_.first(file.path() + '\n' + why.message()))
-        spdlog::warn("{}: index file not used, the file is indexed as if there were none: {}", file.path(),
+      if (reported_untrusted_.first(file.name() + '\n' + why.message()))
+        spdlog::warn("{}: index file not used, the file is indexed as if there were none: {}", file.name(),
                      why.message());
       untrusted += (untrusted.empty() ? "" : "; ") + why.message();
     }
@@ -67,7 +67,7 @@ StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
   // checked against a sample of the source's blocks: it comes from elsewhere.
   if (base::Result<index::LoadedIndex> got = access_.load_sidecar(file, id); got.ok()) {
     IndexOrigin from_sidecar;
-    from_sidecar.index_path = file.path() + index::kSidecarSuffix;
+    from_sidecar.index_path = access_.sidecar_name(file);
     from_sidecar.sidecar = true;
     if (consider(std::move(got).value(), std::move(from_sidecar), /*sample=*/true)) return found;
   } else if (got.status().code() != ENOENT) {
@@ -76,7 +76,7 @@ StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
 
   std::string why;
   for (const std::string& r : not_used) why += (why.empty() ? "" : "; ") + r;
-  if (!why.empty()) spdlog::warn("{}: stored index not used, rebuilding: {}", file.path(), why);
+  if (!why.empty()) spdlog::warn("{}: stored index not used, rebuilding: {}", file.name(), why);
   if (!untrusted.empty()) why += (why.empty() ? "" : "; ") + untrusted;
   found.not_used = std::move(why);
   return found;
@@ -132,7 +132,7 @@ base::Status StoredIndexLoader::accept_same_content(const CatalogFile& file, con
     return base::Status::os_error(check.why.code(), "cannot validate " + named + ": " + check.why.message());
   MIBZ2_RETURN_ERROR_IF(check.kind != index::BlockCheck::kOk, EBADMSG,
                         named + " has this file's size and fingerprint but not its blocks: " + check.why.message());
-  spdlog::info("{}: index {} validated for this copy ({} of {} blocks checked in {:.0f} ms)", file.path(),
+  spdlog::info("{}: index {} validated for this copy ({} of {} blocks checked in {:.0f} ms)", file.name(),
                origin->index_path, checked, loaded->blocks.size(), secs * 1000);
   // From here on it is this file's index: refresh() and Engine::open compare with this identity.
   loaded->source = id;

@@ -180,6 +180,21 @@ LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& n
   const ssize_t n = io::pread_full(fd, bytes.data(), bytes.size(), 0);
   if (n < 0 || static_cast<size_t>(n) != bytes.size())
     return refused(Load::kInvalid, n < 0 ? errno : EIO, "cannot read " + name);
+  got = judge_index_bytes(bytes, name, id);
+  if (got.load == Load::kCurrent || got.load == Load::kSameContent)
+    got.file = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+  return got;
+}
+
+LoadedIndex judge_index_bytes(std::span<const uint8_t> bytes, const std::string& name, const SourceIdentity& id) {
+  LoadedIndex got;
+  auto refused = [&](Load load, int code, std::string why) {
+    got.load = load;
+    got.why = base::Status::error(code, std::move(why));
+    return std::move(got);
+  };
+  if (bytes.size() > max_index_file_size(id.size))
+    return refused(Load::kInvalid, EFBIG, name + ": larger than any index of this source can be");
   base::Result<BlockIndex> parsed = parse(bytes);
   if (!parsed.ok()) return refused(Load::kInvalid, EBADMSG, name + ": " + parsed.status().message());
   BlockIndex& idx = *parsed;
@@ -187,7 +202,6 @@ LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& n
     return refused(Load::kStale, ESTALE, name + ": an index of other content (its size or fingerprint is not the source's)");
   got.load = idx.source.same_stat(id) ? Load::kCurrent : Load::kSameContent;
   got.index = std::move(idx);
-  got.file = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
   return got;
 }
 

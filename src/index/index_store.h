@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "base/status.h"
@@ -76,6 +77,11 @@ struct LoadedIndex {
 // only as the trust rule says (index_trust.h, with fstat of `fd` itself), no larger than an index
 // of that source can be, every field checked (index_format.h), then the identity compared.
 LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& name, const SourceIdentity& id);
+// The part of read_index_file that looks at the bytes alone, for an index whose bytes came from
+// elsewhere (a remote object's sidecar, as trusted as the object: FORMAT.md): no larger than an
+// index of that source can be, every field checked, then the identity compared. `file` is left
+// unknown.
+LoadedIndex judge_index_bytes(std::span<const uint8_t> bytes, const std::string& name, const SourceIdentity& id);
 
 // Writes `index` atomically as `name` in the directory open at `dir_fd`: a temporary file beside
 // it, named after `name`, this host and this process (".tmp.HOST.PID.XXXXXX", created

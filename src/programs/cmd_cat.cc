@@ -22,6 +22,7 @@
 #include "index/source_window.h"
 #include "io/fd_io.h"
 #include "io/source_bytes.h"
+#include "io/source_url.h"
 #include "programs/cli_common.h"
 #include "programs/commands.h"
 #include "programs/index_access.h"
@@ -306,7 +307,10 @@ int cmd_cat(const CatOptions& o) {
       const uint64_t cache_size =
           std::min<uint64_t>(engine::default_cache_size(), (uint64_t{threads} + 1) * (16 << 20));
       access_made = std::make_unique<IndexAccess>(
-          "mibz2 cat", catalog::FrontDoorOptions{.threads = o.threads, .cache_size = cache_size, .index_dir = o.index_dir});
+          "mibz2 cat", catalog::FrontDoorOptions{.threads = o.threads,
+                                                 .cache_size = cache_size,
+                                                 .index_dir = o.index_dir,
+                                                 .named_index = o.index});
     }
     return *access_made;
   };
@@ -318,7 +322,8 @@ int cmd_cat(const CatOptions& o) {
       r = cat_stream(access(), STDIN_FILENO, "(stdin)");
     } else if (!stream_kind(name).empty()) {
       r = cat_named_stream(access(), path);
-    } else if (streaming) {
+    } else if (streaming && !io::is_url(name)) {
+      // (A URL is read through the engine whatever -j says: its bytes come by range requests.)
       r = cat_one(path, decoder);
     } else {
       const catalog::FileRef file = access().file(name);
