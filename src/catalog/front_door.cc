@@ -41,7 +41,7 @@ FrontDoor::FrontDoor(const FrontDoorOptions& options)
       named_access_(options.named_index.empty()
                         ? std::nullopt
                         : std::make_optional<NamedIndexAccess>(options.access ? *options.access : by_name_access_,
-                                                               options.named_index, options.s3)),
+                                                               options.named_index, remote_access_)),
       access_(named_access_ ? *named_access_
                             : options.access ? *options.access : static_cast<const SourceAccess&>(by_name_access_)),
       store_(options.index_dir),

@@ -16,10 +16,10 @@ namespace mibz2::catalog {
 
 class NamedIndexAccess final : public SourceAccess {
  public:
-  // Sources are reached through `inner` (which must outlive this access); their index is `index`,
-  // an s3:// one read with `s3`'s settings over the environment's.
-  NamedIndexAccess(const SourceAccess& inner, std::string index, io::S3Options s3 = {})
-      : inner_(inner), index_(std::move(index)), remote_(std::move(s3)) {}
+  // Sources are reached through `inner`, an index named by URL through `remote` (both must
+  // outlive this access); their index is `index`.
+  NamedIndexAccess(const SourceAccess& inner, std::string index, const RemoteSourceAccess& remote)
+      : inner_(inner), index_(std::move(index)), remote_(remote) {}
 
   base::Result<std::unique_ptr<io::Source>> open_source(const CatalogFile& file) const override {
     return inner_.open_source(file);
@@ -33,7 +33,7 @@ class NamedIndexAccess final : public SourceAccess {
 
   const SourceAccess& inner_;
   const std::string index_;
-  const RemoteSourceAccess remote_;  // for an index named by URL
+  const RemoteSourceAccess& remote_;
 };
 
 }  // namespace mibz2::catalog
