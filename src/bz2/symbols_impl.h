@@ -16,46 +16,30 @@
 //        (run_fold.h; the AVX-512 version folds 16 symbols at a time with prefix scans, the AVX2
 //        version 8 at a time with the scans' results looked up by literal mask);
 //     b. per literal: the front byte's run (its literal and the zero run after it), then its MTF
-//        move. In the AVX2 version the front 32 MTF entries live in a ymm register: a
-//        move-to-front below 16 is one vpshufb, one below 32 three instructions; with AVX-512
-//        VBMI the front 64 entries live in a zmm register and a move-to-front below 64 is one
-//        vpermb (real text: 15-20% of the MTF indices are 16 or more, 6-8% 32 or more, 1-2% 64
-//        or more); a move from further back shifts the list's part in memory with a few 16-byte
-//        moves (shift_up_one).
+//        move. In the AVX2
+//        version the front 16 MTF entries live in a register and a move-to-front below 16 is one
+//        pshufb; with AVX-512 VBMI the front 64 entries live in a zmm register and a
+//        move-to-front below 64 is one vpermb (real text: 15% of the MTF indices are 16 or more,
+//        few are 64 or more); a move from further back shifts the list's part in memory with a
+//        few 16-byte moves (shift_up_one).
 // An error met in pass 2 (run or block too long) is reported where the old one-pass loop reported
 // it: the bit position right after that symbol, found by decoding the group again up to it.
 
 namespace MIBZ2_SYMBOLS_NS {
 
 #if MIBZ2_SYMBOLS_AVX2
-// The front 32 entries of the MTF list in a 256-bit register, as two 128-bit halves (vpshufb
-// shuffles within each half). kMtfShuffle[i], for a move of entry i to the front:
-//   i < 16:  the low half's byte i to its front, bytes 0..i-1 up by one; the high half kept. One
-//            vpshufb is the whole move.
-//   i >= 16: the low half kept; the high half's byte i - 16 to its end, the bytes after it down by
-//            one. Swapping the halves and one vpalignr by 15 then put that byte at the front and
-//            move every byte before it up by one, the low half's last into the high half's first.
+// kMtfShuffle[i]: moves byte i of a 16-byte vector to the front, shifting bytes 0..i-1 up by one.
 struct MtfShuffles {
-  alignas(32) uint8_t c[32][32];
+  alignas(16) uint8_t c[16][16];
   constexpr MtfShuffles() : c{} {
-    for (int i = 0; i < 32; ++i) {
-      for (int j = 0; j < 16; ++j) {
-        if (i < 16) {
-          c[i][j] = static_cast<uint8_t>(j == 0 ? i : (j <= i ? j - 1 : j));
-          c[i][16 + j] = static_cast<uint8_t>(j);
-        } else {
-          const int o = i - 16;
-          c[i][j] = static_cast<uint8_t>(j);
-          c[i][16 + j] = static_cast<uint8_t>(j == 15 ? o : (j < o ? j : j + 1));
-        }
-      }
-    }
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < 16; ++j) c[i][j] = static_cast<uint8_t>(j == 0 ? i : (j <= i ? j - 1 : j));
   }
 };
 inline constexpr MtfShuffles kMtfShuffle{};
 
 // mtf[from..to) moved up by one byte to mtf[from + 1..to], from the top down in 16-byte moves,
-// for an MTF move behind the part of the list held in a register (from = 32 or 64): the bytes
+// for an MTF move behind the part of the list held in a register (from = 16 or 64): the bytes
 // below `from` in memory are stale then, and up to 15 of them, never below mtf[from - 16], are
 // overwritten. libc's memmove here was 6.7% of a single-thread decode of real JSON with AVX2
 // (15% of its MTF indices are 16 or more: a call, and its size dispatch, for each).
@@ -127,8 +111,8 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
   // mtf[0..63] live in `front`; mtf[64..255] in memory.
   __m512i front = _mm512_loadu_si512(mtf);
 #elif MIBZ2_SYMBOLS_AVX2
-  // mtf[0..31] live in `front`; mtf[32..255] in memory.
-  __m256i front = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mtf));
+  // mtf[0..15] live in `front`; mtf[16..255] in memory.
+  __m128i front = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mtf));
 #endif
 
   for (int group = 0;;) {
@@ -249,22 +233,15 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
       }
       front_byte = static_cast<uint8_t>(_mm512_cvtsi512_si32(front));
 #elif MIBZ2_SYMBOLS_AVX2
-      // Real text: 80-85% of the MTF indices are below 16, 9-12% from 16 to 31, 6-8% above (the
-      // first 20 MB of the linux tar and of real JSON).
       if (index < 16) [[likely]] {
-        front = _mm256_shuffle_epi8(front, _mm256_load_si256(reinterpret_cast<const __m256i*>(kMtfShuffle.c[index])));
-      } else if (index < 32) {
-        const __m256i moved = _mm256_shuffle_epi8(front, _mm256_load_si256(reinterpret_cast<const __m256i*>(kMtfShuffle.c[index])));
-        front = _mm256_alignr_epi8(moved, _mm256_permute2x128_si256(moved, moved, 0x01), 15);
+        front = _mm_shuffle_epi8(front, _mm_load_si128(reinterpret_cast<const __m128i*>(kMtfShuffle.c[index])));
+        front_byte = static_cast<uint8_t>(_mm_cvtsi128_si32(front));
       } else {
-        const uint8_t v = mtf[index];
-        shift_up_one(mtf, 32, index);
-        mtf[32] = static_cast<uint8_t>(_mm256_extract_epi8(front, 31));
-        // Every byte up by one (the low half's last into the high half's first), v at the front.
-        const __m256i up = _mm256_alignr_epi8(front, _mm256_permute2x128_si256(front, front, 0x08), 15);
-        front = _mm256_insert_epi8(up, static_cast<char>(v), 0);
+        front_byte = mtf[index];
+        shift_up_one(mtf, 16, index);
+        mtf[16] = static_cast<uint8_t>(_mm_extract_epi8(front, 15));
+        front = _mm_insert_epi8(_mm_slli_si128(front, 1), static_cast<int>(front_byte), 0);
       }
-      front_byte = static_cast<uint8_t>(_mm256_cvtsi256_si32(front));
 #else
       front_byte = mtf_move_to_front(mtf, index);
 #endif
