@@ -16,12 +16,12 @@
 //        (run_fold.h; the AVX-512 version folds 16 symbols at a time with prefix scans, the AVX2
 //        version 8 at a time with the scans' results looked up by literal mask);
 //     b. per literal: the front byte's run (its literal and the zero run after it), then its MTF
-//        move. In the AVX2
-//        version the front 16 MTF entries live in a register and a move-to-front below 16 is one
-//        pshufb; with AVX-512 VBMI the front 64 entries live in a zmm register and a
-//        move-to-front below 64 is one vpermb (real text: 15% of the MTF indices are 16 or more,
-//        few are 64 or more); a move from further back shifts the list's part in memory with a
-//        few 16-byte moves (shift_up_one).
+//        move. In the AVX2 version the front 16 MTF entries live in a register and a
+//        move-to-front below 16 is one pshufb; with AVX-512 VBMI the front 64 entries live in a
+//        zmm register and a move-to-front below 64 is one vpermb (real text: 15% of the MTF
+//        indices are 16 or more, few are 64 or more); a move from further back shifts the list's
+//        part in memory with a few 16-byte moves (shift_up_one). Holding 32 entries in a ymm
+//        register on the AVX2 path (a move below 32 in three instructions) measured no faster.
 // An error met in pass 2 (run or block too long) is reported where the old one-pass loop reported
 // it: the bit position right after that symbol, found by decoding the group again up to it.
 
