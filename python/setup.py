@@ -4,7 +4,9 @@ The extension is built by the repository's own CMake, not by setuptools' compile
 already says which sources make which library and with which flags (the decoder's alignment, PIC
 for a shared object, pybind11's settings), so the wheel is the module `cmake -DMIBZ2_PYTHON=ON`
 builds, with no second list of sources to keep in step; and CMake compiles in parallel, where
-setuptools compiles one extension's sources one after another. MIBZ2_PROGRAMS=OFF leaves out the
+setuptools compiles one extension's sources one after another. The build type is Release unless
+the environment's CMAKE_BUILD_TYPE names another (CMake's own variable; the test of this install
+builds Debug, which compiles faster). MIBZ2_PROGRAMS=OFF leaves out the
 FUSE adapter and the programs (and their libfuse3-dev, libcli11-dev): only the libraries the
 module links are compiled. CMAKE_BUILD_PARALLEL_LEVEL and CMAKE_CXX_COMPILER_LAUNCHER (ccache) are
 CMake's own variables and work here as for any CMake build.
@@ -43,7 +45,7 @@ class BuildWithCMake(build_ext):
         build = Path(self.build_temp).resolve() / "cmake"
         configure = [
             "cmake", "-S", str(REPOSITORY), "-B", str(build),
-            "-DCMAKE_BUILD_TYPE=Release", "-DMIBZ2_PYTHON=ON", "-DMIBZ2_PROGRAMS=OFF", "-DMIBZ2_BUILD_TESTS=OFF",
+            "-DCMAKE_BUILD_TYPE=" + (os.environ.get("CMAKE_BUILD_TYPE") or "Release"), "-DMIBZ2_PYTHON=ON", "-DMIBZ2_PROGRAMS=OFF", "-DMIBZ2_BUILD_TESTS=OFF",
             # The interpreter running this build (a venv's): its ABI, its headers.
             f"-DPython_EXECUTABLE={sys.executable}",
             # The pybind11 this build requires (pyproject.toml), Debian's python3-pybind11.

@@ -42,6 +42,21 @@ need_tools() {
   done
 }
 
+# corpus_ext KIND: the extension of scripts/make-corpus's document of KIND (json, xml or tar);
+# status 1 for a kind it does not make.
+corpus_ext() {
+  case $1 in
+    wikidata | real-json) echo json ;;
+    wikipedia) echo xml ;;
+    linux-tar) echo tar ;;
+    *) return 1 ;;
+  esac
+}
+
+# corpus_default_size KIND: the size a benchmark takes of KIND when none is given (real-json's
+# source is about 130 MB of Debian's files).
+corpus_default_size() { if [[ $1 == real-json ]]; then echo 130M; else echo 200M; fi; }
+
 # scratch_cache: a scratch directory in $scratch, removed at exit, and XDG_CACHE_HOME inside it, so
 # that the indexes mibz2 writes stay out of the user's ~/.cache. Sets the EXIT trap.
 scratch_cache() {

@@ -1,8 +1,12 @@
-// buffer_memory: large buffers freed are reused for the next of about their size, within a bound
-// in bytes; ByteBuffer keeps its bytes across the moves growth makes.
+// buffer_memory: every large buffer is a mapping of its own, made without changing glibc's policy;
+// large buffers freed are reused for the next of about their size, within a bound in bytes;
+// ByteBuffer keeps its bytes across the moves growth makes.
 #include "base/buffer_memory.h"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -13,13 +17,49 @@
 #include <vector>
 
 #include "base/byte_buffer.h"
-#include "base/memory_policy.h"
 
 namespace mibz2::test {
 namespace {
 
 namespace bm = base::buffer_memory;
 constexpr size_t kMiB = size_t{1} << 20;
+
+// Whether [p, p + bytes) is mapped (mincore fails with ENOMEM on a page that is not).
+bool mapped(const void* p, size_t bytes) {
+  std::vector<unsigned char> pages((bytes + 4095) / 4096 + 1);
+  return mincore(const_cast<void*>(p), bytes, pages.data()) == 0;
+}
+
+// Decoded blocks leave nothing resident behind them when freed, since each is a mapping of its
+// own (unmapped when not kept), and the process's malloc is not told to map every large
+// allocation for that: the host's policy (a Python interpreter's, with numpy in it) stays its own.
+TEST(BufferMemory, ALargeBufferIsAMappingOfItsOwnAndGlibcsPolicyIsLeftAlone) {
+  if (!bm::keeps_buffers()) GTEST_SKIP() << "AddressSanitizer build: every buffer is the sanitizer's allocation";
+  const long page = sysconf(_SC_PAGESIZE);
+  for (size_t size : {bm::kMinKept, 3 * kMiB + 17, 2 * bm::kMaxKept + 5}) {
+    SCOPED_TRACE(size);
+    const struct mallinfo2 before = mallinfo2();
+    size_t cap = 0;
+    void* p = bm::allocate(size, &cap);
+    const struct mallinfo2 after = mallinfo2();
+    // Neither from a heap nor a mapping of glibc's (whose chunks start past a header).
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % page, 0u);
+    EXPECT_EQ(after.hblkhd, before.hblkhd) << "mapped by malloc";
+    EXPECT_LT(after.uordblks, before.uordblks + size) << "from malloc's heap";
+    std::memset(p, 0x33, cap);
+    bm::release(p, cap);
+    if (size > bm::kMaxKept) {
+      EXPECT_FALSE(mapped(p, cap)) << "a huge buffer is unmapped when freed";
+    }
+  }
+  // glibc's own threshold still moves as glibc decides: a 1 MiB malloc after one was freed comes
+  // from the heap (a fixed M_MMAP_THRESHOLD, as the programs once set, mapped every one).
+  std::free(std::malloc(kMiB));
+  const size_t mapped_before = mallinfo2().hblkhd;
+  void* q = std::malloc(kMiB);
+  EXPECT_LT(mallinfo2().hblkhd, mapped_before + kMiB) << "glibc's mmap threshold is not its default";
+  std::free(q);
+}
 
 TEST(BufferMemory, ALargeBufferFreedServesTheNextOfAboutItsSize) {
   if (!bm::keeps_buffers()) GTEST_SKIP() << "AddressSanitizer build: buffers are not kept";
@@ -124,7 +164,6 @@ uint64_t status_kib(const std::string& name) {
 // against the memory rule's 64 MiB (man mibz2fs, MEMORY).
 TEST(BufferMemory, GrowingAHugeBufferNeverHoldsTwoCopiesOfIt) {
   if (!bm::keeps_buffers()) GTEST_SKIP() << "AddressSanitizer build: memory figures are its allocator's";
-  base::use_mappings_for_large_buffers();  // as the programs run
   std::ofstream clear("/proc/self/clear_refs");
   clear << "5" << std::flush;  // the peak resident size (VmHWM) starts again from here
   if (!clear) GTEST_SKIP() << "/proc/self/clear_refs cannot reset the peak resident size here";

@@ -55,7 +55,12 @@ TEST(CatalogGrown, AFileAppendedInStepsKeepsItsBlocksAndOneIndexFile) {
   uint64_t size = file.size() / steps;
   const catalog::FileRef f = rig.add_file("dl.bz2", Bytes(file.begin(), file.begin() + static_cast<long>(size)));
   ASSERT_TRUE(rig.catalog.wait(f));
+  uint64_t kept_in_all_steps = 0;
   for (size_t step = 2; step <= steps; ++step) {
+    // The old index's last block may be the one the old end cut, and the block before the old end
+    // is decoded again: an index of three blocks or more keeps at least one (a smaller file, as the
+    // sanitizer builds make, may keep none in its first steps).
+    const size_t blocks_before = rig.catalog.status(f).index->blocks.size();
     SCOPED_TRACE("step " + std::to_string(step));
     const uint64_t upto = file.size() * step / steps;
     append(f->path(), std::span<const uint8_t>(file.data() + size, upto - size));
@@ -65,10 +70,14 @@ TEST(CatalogGrown, AFileAppendedInStepsKeepsItsBlocksAndOneIndexFile) {
     const catalog::IndexStatus s = rig.catalog.status(f);
     EXPECT_EQ(s.index->source.size, size);
     EXPECT_TRUE(same_index(*s.index, from_start(file, size, *s.index)));
-    EXPECT_GT(s.origin.blocks_kept, 0u);
+    if (blocks_before >= 3) {
+      EXPECT_GT(s.origin.blocks_kept, 0u) << blocks_before << " blocks before";
+    }
+    kept_in_all_steps += s.origin.blocks_kept;
     EXPECT_TRUE(s.origin.saved) << s.origin.save_error;
     EXPECT_EQ(rig.stored(), 1u) << "the index of the file's old prefix is left in the index directory";
   }
+  EXPECT_GT(kept_in_all_steps, 0u);
   // What every build read and decoded, all steps together: about one full index (each step
   // decodes again the block before its old end, and the block it ends inside).
   const catalog::CatalogSummary sum = rig.catalog.summary();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <latch>
 #include <mutex>
@@ -309,7 +310,7 @@ TEST(DecoderPoolConcurrent, ReadAheadNeverTakesTheLastWorker) {
   } gate;
   std::atomic<int> readahead_started{0};
   std::atomic<bool> demand_ran{false};
-  DecoderPool pool(2);
+  DecoderPool pool(2, 2);
   struct OpenAtExit {
     Gate& g;
     ~OpenAtExit() { g.release(); }
@@ -330,7 +331,7 @@ TEST(DecoderPoolConcurrent, ReadAheadNeverTakesTheLastWorker) {
 
 TEST(DecoderPoolConcurrent, EveryWorkerRunsJobsAtOnceWithItsOwnContext) {
   const unsigned n = 4;
-  DecoderPool pool(n);
+  DecoderPool pool(n, n);  // as on a machine of n CPUs or more
   ASSERT_EQ(pool.threads(), n);
   // n jobs that each wait until all n are running: completes only if n workers run in parallel.
   std::mutex mu;
@@ -359,10 +360,37 @@ TEST(DecoderPoolConcurrent, EveryWorkerRunsJobsAtOnceWithItsOwnContext) {
   EXPECT_EQ(contexts.size(), n);
 }
 
+// More workers than CPUs (mibz2 cat -j 32 on 2 cores): no more jobs run at once than there are
+// CPUs, every job runs, and read-ahead keeps one of those places for demand.
+TEST(DecoderPoolConcurrent, AnOversubscribedPoolRunsNoMoreJobsAtOnceThanItHasCpus) {
+  std::atomic<unsigned> running{0}, most{0};
+  std::atomic<int> done{0};
+  {
+    DecoderPool pool(8, 2);
+    EXPECT_EQ(pool.threads(), 8u);
+    EXPECT_EQ(pool.running_limit(), 2u);
+    EXPECT_EQ(pool.readahead_workers(), 1u);
+    for (int i = 0; i < 120; ++i)
+      pool.submit(static_cast<Priority>(i % 3), [&](WorkerContext&) {
+        const unsigned now = running.fetch_add(1) + 1;
+        unsigned seen = most.load();
+        while (now > seen && !most.compare_exchange_weak(seen, now)) {
+        }
+        // Long enough that eight workers free to run would overlap (they did: 8 at once).
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        running.fetch_sub(1);
+        done.fetch_add(1);
+      });
+  }
+  EXPECT_EQ(done.load(), 120);
+  EXPECT_LE(most.load(), 2u);
+  EXPECT_EQ(most.load(), 2u) << "two places, never both used";
+}
+
 TEST(DecoderPoolConcurrent, DestructionFinishesQueuedJobs) {
   std::atomic<int> done{0};
   {
-    DecoderPool pool(2);
+    DecoderPool pool(4, 2);  // workers waiting for a place must end too
     for (int i = 0; i < 300; ++i)
       pool.submit(static_cast<Priority>(i % 3), [&](WorkerContext&) { done.fetch_add(1); });
   }

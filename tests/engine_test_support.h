@@ -24,6 +24,7 @@
 #include "catalog_test_support.h"
 #include "engine/engine.h"
 #include "engine/reader.h"
+#include "io/source.h"
 
 namespace mibz2::test {
 
@@ -89,12 +90,15 @@ inline const Source& text_source() { return engine_corpus().files[0]; }
 inline base::Result<std::shared_ptr<engine::Reader>> try_open(engine::Engine& e, uint64_t file_id,
                                                               const std::string& path,
                                                               std::shared_ptr<const index::BlockIndex> index) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return base::Status::os_error(errno, std::strerror(errno));
-  const base::Result<index::SourceIdentity> id = index::identify_source(fd);
-  if (!id.ok()) ::close(fd);
+  io::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return base::Status::os_error(errno, std::strerror(errno));
+  const base::Result<io::SourceStamp> stamp = io::stamp_of(fd.get());
+  MIBZ2_FORWARD_IF_ERROR(stamp);
+  auto bytes = std::make_unique<io::FdBytes>(fd.get(), stamp->size);
+  auto source = std::make_unique<io::FileSource>(std::move(fd), *stamp, std::move(bytes));
+  const base::Result<index::SourceIdentity> id = index::identify_source(*source);
   MIBZ2_FORWARD_IF_ERROR(id);
-  return e.open(file_id, path, fd, *id, std::move(index));
+  return e.open(file_id, path, std::move(source), *id, std::move(index));
 }
 
 inline std::shared_ptr<engine::Reader> open_reader(engine::Engine& e, uint64_t file_id, const Source& s) {

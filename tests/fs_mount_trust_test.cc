@@ -369,6 +369,27 @@ TEST_F(FsTrustTest, IndexDirReplacedByASymlinkWhileMountedIsNotFollowed) {
   EXPECT_EQ(count_index_files(target), 1u) << "an index saved through the symlink";
 }
 
+// index_dir= a symlink: refused as the index directory (not followed to its target), said in one
+// message at mount naming it; the mount goes on with indexes in memory only. Before: the path was
+// resolved when the options were read, and every index was stored in the link's target.
+TEST_F(FsTrustTest, IndexDirThatIsASymlinkIsRefusedAtMount) {
+  const stdfs::path src = new_source();
+  const Bytes a = text_bytes(150'000, 2331);
+  write_file(src / "a.bz2", as_span(libbz2_compress(as_span(a), 1)));
+  const stdfs::path target = work_path_ / "idx-target", link = work_path_ / "idx-link";
+  stdfs::create_directories(target);
+  ASSERT_EQ(chmod(target.c_str(), 0700), 0);
+  stdfs::create_directory_symlink(target, link);
+  Mibz2fs* m = mount(src, {}, std::nullopt, link);
+  MOUNT_OR_RETURN(m);
+  EXPECT_TRUE(same_bytes(read_all(mnt_ / "a").data, a));
+  EXPECT_TRUE(m->stop());
+  const std::string log = slurp(m->log());
+  EXPECT_EQ(lines_with(log, link.string() + " is a symlink, refused as index directory"), 1u) << log;
+  EXPECT_EQ(lines_with(log, "kept in memory only"), 1u) << log;
+  EXPECT_EQ(count_index_files(target), 0u) << "an index stored through the symlink";
+}
+
 // index_dir= a regular file: the mount goes on with indexes in memory only, said in one message at
 // mount (never a warning per file). Before: a warning for each file indexed, and one more.
 TEST_F(FsTrustTest, IndexDirThatIsARegularFileIsOneMessageAtMount) {

@@ -341,7 +341,7 @@ class ShownLinkTarget : public ::testing::Test {
   }
 
   TempDir dir_;
-  io::SourceRoot root_;
+  io::LocalSourceRoot root_;
 };
 
 TEST_F(ShownLinkTarget, ACompressedTargetIsRenamedAsTheMountShowsIt) {

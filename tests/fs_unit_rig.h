@@ -77,7 +77,7 @@ class FsUnitRig {
   }
 
   std::string dir_;
-  io::SourceRoot root_;
+  io::LocalSourceRoot root_;
   engine::Engine engine_;
   index::IndexStore store_;
   catalog::Catalog catalog_;

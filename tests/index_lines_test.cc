@@ -337,6 +337,32 @@ TEST(IndexLines, TheBlockCheckRefusesARecordWithAnotherNewlineCount) {
   EXPECT_NE(c.why.message().find("newlines"), std::string::npos) << c.why;
 }
 
+// The header's line count may be the sum of the counts or one more (FORMAT.md): which one is the
+// last byte's to say, so the check of the last block compares it too.
+TEST(IndexLines, TheBlockCheckOfTheLastBlockRefusesALineCountOneOff) {
+  for (const bool final_newline : {true, false}) {
+    SCOPED_TRACE(final_newline ? "ends with a newline" : "ends without one");
+    Bytes plain = lines_of_every_length(250000, 14);
+    plain.back() = final_newline ? '\n' : 'x';
+    const Bytes file = libbz2_compress(plain, 1);
+    const index::BuildResult r = build_guarded(file, 1);
+    ASSERT_TRUE(r.ok()) << r.error;
+    ASSERT_EQ(r.index.line_count, sed_lines(plain));
+    const size_t last = r.index.blocks.size() - 1;
+    const io::SpanBytes source(as_span(file));
+    bz2::BlockDecoder decoder;
+    base::ByteBuffer compressed, out;
+    EXPECT_EQ(index::check_block(r.index, last, source, decoder, compressed, out).kind, index::BlockCheck::kOk);
+    BlockIndex wrong = r.index;
+    wrong.line_count += final_newline ? 1 : -1;
+    const index::BlockCheck c = index::check_block(wrong, last, source, decoder, compressed, out);
+    EXPECT_EQ(c.kind, index::BlockCheck::kMismatch);
+    EXPECT_NE(c.why.message().find("line count"), std::string::npos) << c.why;
+    EXPECT_EQ(index::check_block(wrong, 0, source, decoder, compressed, out).kind, index::BlockCheck::kOk)
+        << "only the last block vouches for the last line";
+  }
+}
+
 // An index written again from a version 2 one has sound records whose counts were never made: the
 // check has nothing to compare, and the block is served (not taken for a mismatch and rebuilt).
 TEST(IndexLines, TheBlockCheckPassesARecordWhoseCountWasNeverMade) {

@@ -18,13 +18,14 @@ namespace mibz2::test {
 namespace {
 
 namespace stdfs = std::filesystem;
+using io::LocalSourceRoot;
 using io::SourceRoot;
 using Kind = SourceRoot::Kind;
 
 class SourceRootTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
-    SourceRoot::use_component_walk_for_testing(GetParam());
+    LocalSourceRoot::use_component_walk_for_testing(GetParam());
     stdfs::create_directories(dir_.path() / "src" / "d" / "e");
     stdfs::create_directories(dir_.path() / "outside");
     write_file(dir_.path() / "src" / "d" / "e" / "f.txt", as_span(to_bytes("inside")));
@@ -35,7 +36,7 @@ class SourceRootTest : public ::testing::TestWithParam<bool> {
     ASSERT_EQ(mkfifo((dir_.path() / "src" / "fifo").c_str(), 0644), 0);
     ASSERT_EQ(root_.open((dir_.path() / "src").string()), 0);
   }
-  void TearDown() override { SourceRoot::use_component_walk_for_testing(false); }
+  void TearDown() override { LocalSourceRoot::use_component_walk_for_testing(false); }
 
   int open_kind(const std::string& rel, Kind kind) {
     struct stat st;
@@ -45,7 +46,7 @@ class SourceRootTest : public ::testing::TestWithParam<bool> {
   }
 
   TempDir dir_;
-  SourceRoot root_;
+  LocalSourceRoot root_;
 };
 
 TEST_P(SourceRootTest, OpensFilesAndDirectoriesBeneathIt) {

@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,6 +73,14 @@ class Mibz2Lines : public ::testing::Test {
   }
   static std::string q(const std::filesystem::path& p) { return shell_quote(p.string()); }
 
+  // `mibz2 index` of `file` into `idx_dir`; returns the --index-dir argument (and a space) that
+  // names it for the commands after.
+  std::string index_into(const std::filesystem::path& idx_dir, const std::filesystem::path& file) {
+    const std::string in_dir = "--index-dir " + q(idx_dir) + " ";
+    EXPECT_EQ(mibz2("index " + in_dir + q(file)).status, 0);
+    return in_dir;
+  }
+
   // `bzip2 -dc FILE` written to a file of its own (the reference for wc and sed), checked to be
   // the text the test made.
   std::filesystem::path decompressed(const std::filesystem::path& file, const Bytes& plain) {
@@ -131,6 +141,15 @@ class Mibz2Lines : public ::testing::Test {
 
   TempDir dir_;
 };
+
+// The one index file in `idx_dir` (where `mibz2 index --index-dir` stored it), or an empty path
+// (with a failure) when there is not exactly one.
+std::filesystem::path stored_index(const std::filesystem::path& idx_dir) {
+  std::vector<std::filesystem::path> stored;
+  for (const auto& e : std::filesystem::directory_iterator(idx_dir)) stored.push_back(e.path());
+  EXPECT_EQ(stored.size(), 1u) << idx_dir;
+  return stored.size() == 1 ? stored[0] : std::filesystem::path();
+}
 
 // A file made by each program, ending with a newline and without: count and ranges as wc and sed.
 TEST_F(Mibz2Lines, FilesOfBzip2Lbzip2AndPbzip2CountAndCatLinesAsWcAndSed) {
@@ -276,12 +295,10 @@ TEST_F(Mibz2Lines, AnIndexWithoutLineCountsSaysSoAndStillServesBytes) {
   const std::filesystem::path file = dir_.write("old.bz2", libbz2_compress(plain, 1));
   const std::filesystem::path fresh = dir_.write("fresh.bz2", libbz2_compress(plain, 2));
   const std::filesystem::path idx_dir = dir_.file("idx");
-  const std::string in_dir = "--index-dir " + q(idx_dir) + " ";
-  ASSERT_EQ(mibz2("index " + in_dir + q(file)).status, 0);
-  std::vector<std::filesystem::path> stored;
-  for (const auto& e : std::filesystem::directory_iterator(idx_dir)) stored.push_back(e.path());
-  ASSERT_EQ(stored.size(), 1u);
-  auto current = index::parse(read_file(stored[0]));
+  const std::string in_dir = index_into(idx_dir, file);
+  const std::filesystem::path stored = stored_index(idx_dir);
+  ASSERT_FALSE(stored.empty());
+  auto current = index::parse(read_file(stored));
   ASSERT_TRUE(current.ok()) << current.status();
   ASSERT_TRUE(current->has_line_counts());
   const Bytes version2 = version2_bytes(*current);
@@ -293,7 +310,7 @@ TEST_F(Mibz2Lines, AnIndexWithoutLineCountsSaysSoAndStillServesBytes) {
 
   for (const Bytes* old : {&version2, &rewritten}) {
     SCOPED_TRACE(old == &version2 ? "version 2" : "version 3 written from a version 2 one");
-    write_file(stored[0], *old);  // the same file rewritten: owner and mode kept
+    write_file(stored, *old);  // the same file rewritten: owner and mode kept
     const Ran text = mibz2("info " + in_dir + q(file));
     ASSERT_EQ(text.status, 0) << text.err;
     EXPECT_NE(text.out_text().find("\nlines:              unknown (" + why + ")\n"), std::string::npos) << text.out_text();
@@ -324,7 +341,7 @@ TEST_F(Mibz2Lines, AnIndexWithoutLineCountsSaysSoAndStillServesBytes) {
     const Ran range = mibz2("cat --offset 1000 --length 5000 " + in_dir + q(file));
     EXPECT_EQ(range.status, 0) << range.err;
     EXPECT_TRUE(same_bytes(range.out, Bytes(plain.begin() + 1000, plain.begin() + 6000)));
-    EXPECT_TRUE(same_bytes(read_file(stored[0]), *old)) << "the old index was replaced";
+    EXPECT_TRUE(same_bytes(read_file(stored), *old)) << "the old index was replaced";
   }
 
   ASSERT_EQ(mibz2("index --force " + in_dir + q(file)).status, 0);
@@ -336,6 +353,99 @@ TEST_F(Mibz2Lines, AnIndexWithoutLineCountsSaysSoAndStillServesBytes) {
   EXPECT_EQ(lines.status, 0) << lines.err;
   EXPECT_TRUE(same_bytes(lines.out, Bytes(plain.begin() + static_cast<ptrdiff_t>(walked_line_start(plain, 2)),
                                           plain.begin() + static_cast<ptrdiff_t>(walked_line_start(plain, 6)))));
+}
+
+// The index stored for `file` in `idx_dir` (made by `mibz2 index`), changed by `edit` and written
+// back with its checksum made right: what someone who can write the index directory can make.
+void edit_stored_index(const std::filesystem::path& idx_dir, const std::function<void(index::BlockIndex&)>& edit) {
+  const std::filesystem::path stored = stored_index(idx_dir);
+  ASSERT_FALSE(stored.empty());
+  auto parsed = index::parse(read_file(stored));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_TRUE(parsed->has_line_counts());
+  edit(*parsed);
+  write_file(stored, index::serialize(*parsed));  // the same file rewritten: owner and mode kept
+}
+
+// The line count in `mibz2 info --json`, or -1.
+int64_t info_lines(const CommandResult& json) {
+  const std::string text = json.out_text();
+  const size_t at = text.find(",\"lines\":");
+  return at == std::string::npos || !std::isdigit(static_cast<unsigned char>(text[at + 9]))
+             ? -1 : static_cast<int64_t>(std::stoull(text.substr(at + 9)));
+}
+
+// The header's line count must be what the blocks' counts make (their sum, plus one when the last
+// line has no newline): an index edited otherwise is refused when it is read, said once, and the
+// file indexed again.
+TEST_F(Mibz2Lines, AnIndexWhoseLineCountIsNotTheSumOfItsBlocksIsRefusedWhenRead) {
+  const Bytes plain = varied_lines(3000, 21, 150000, true);
+  const std::filesystem::path file = dir_.write("edited.bz2", libbz2_compress(plain, 1));
+  const std::filesystem::path idx_dir = dir_.file("idx");
+  const std::string in_dir = index_into(idx_dir, file);
+  edit_stored_index(idx_dir, [](index::BlockIndex& i) { i.line_count += 5; });
+  const Ran json = mibz2("info --json " + in_dir + q(file));
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_EQ(info_lines(json), static_cast<int64_t>(sed_lines(plain))) << json.out_text();
+  EXPECT_NE(json.err.find("the line count does not match the newline counts"), std::string::npos) << json.err;
+}
+
+// Which of the two the header may say (the sum, or one more) is a fact about the file's last byte,
+// which only its decode shows: checked, as every block's own count is, when a read decodes the
+// last block; the index is then not believed, and the file indexed again.
+TEST_F(Mibz2Lines, ALineCountOneOffIsFoundWhenTheLastBlockIsRead) {
+  for (const bool final_newline : {true, false}) {
+    SCOPED_TRACE(final_newline ? "ends with a newline, count one more" : "ends without, count one less");
+    const Bytes plain = varied_lines(3000, 22, 150000, final_newline);
+    const std::filesystem::path file = dir_.write("off.bz2", libbz2_compress(plain, 1));
+    const std::filesystem::path idx_dir = dir_.file(final_newline ? "idx-nl" : "idx-no-nl");
+    const std::string in_dir = index_into(idx_dir, file);
+    edit_stored_index(idx_dir, [&](index::BlockIndex& i) { i.line_count += final_newline ? 1 : -1; });
+    const int64_t right = static_cast<int64_t>(sed_lines(plain));
+    // Believed until then (FORMAT.md, "Identity": what the per-read check finds, and when).
+    EXPECT_EQ(info_lines(mibz2("info --json " + in_dir + q(file))), right + (final_newline ? 1 : -1));
+    // A whole cat decodes the last block: the index is found wrong there, built again, and cat goes
+    // on (the file is the same).
+    const Ran whole = mibz2("cat " + in_dir + q(file));
+    EXPECT_EQ(whole.status, 0) << whole.err;
+    EXPECT_TRUE(same_bytes(whole.out, plain));
+    EXPECT_EQ(info_lines(mibz2("info --json " + in_dir + q(file))), right) << "the edited index is still believed";
+  }
+}
+
+// Counts edited so that their sum stays (one block's one less, a later one's one more) are
+// consistent when the index is read: only the decode of a block whose count is wrong shows it.
+// Until then the lines after the first wrong count are numbered from it (FORMAT.md says so, as of
+// offsets shifted by a crafted index: who may write index files is what guards against it); once a
+// read decodes that block the index is not believed, never again, and lines are what sed numbers.
+TEST_F(Mibz2Lines, CompensatedCountsMisnumberLinesOnlyUntilTheBlockThatTellsIsRead) {
+  const Bytes plain = varied_lines(20000, 23, 1000, true);
+  const std::filesystem::path file = dir_.write("crafted.bz2", libbz2_compress(plain, 1));
+  const std::filesystem::path idx_dir = dir_.file("idx");
+  const std::string in_dir = index_into(idx_dir, file);
+  uint64_t block1_start = 0;
+  edit_stored_index(idx_dir, [&](index::BlockIndex& i) {
+    ASSERT_GE(i.blocks.size(), 4u);
+    i.newlines[0] -= 1;
+    i.newlines[2] += 1;
+    block1_start = i.blocks[1].out_offset;
+  });
+  const uint64_t k = line_at(plain, block1_start) + 2;  // a line that starts in block 1
+  auto line = [&](uint64_t n) {
+    return Bytes(plain.begin() + static_cast<ptrdiff_t>(walked_line_start(plain, n)),
+                 plain.begin() + static_cast<ptrdiff_t>(walked_line_start(plain, n + 1)));
+  };
+  // Line k is looked for in block 1 only, one newline too far: what the believed index calls line k.
+  const Ran believed = mibz2("cat --lines " + std::to_string(k) + " " + in_dir + q(file));
+  EXPECT_EQ(believed.status, 0) << believed.err;
+  EXPECT_TRUE(same_bytes(believed.out, line(k + 1)));
+  // A read of the whole file decodes blocks 0 and 2 (read-ahead may have decoded block 2 already).
+  const Ran whole = mibz2("cat " + in_dir + q(file));
+  EXPECT_EQ(whole.status, 0) << whole.err;
+  EXPECT_TRUE(same_bytes(whole.out, plain));
+  const Ran after = mibz2("cat --lines " + std::to_string(k) + " " + in_dir + q(file));
+  EXPECT_EQ(after.status, 0) << after.err;
+  EXPECT_TRUE(same_bytes(after.out, line(k)));
 }
 
 // An empty file has no lines, whatever its index: info says 0 (even with an index of version 2),

@@ -375,6 +375,32 @@ TEST_F(Mibz2Program, IndexFailsWhenItCannotStoreTheIndex) {
   EXPECT_TRUE(ok.err.empty()) << ok.err;
 }
 
+// --index-dir naming a symlink: refused as the index directory (as the man page says), never
+// followed to its target, and said naming it, the same words as mibz2fs and Python use (the
+// store's). Before: the path was resolved first, and the index stored in the link's target.
+TEST_F(Mibz2Program, AnIndexDirThatIsASymlinkIsRefusedNotFollowed) {
+  const std::filesystem::path target = dir_.file("idx-target"), link = dir_.file("idx-link");
+  std::filesystem::create_directories(target);
+  std::filesystem::create_directory_symlink(target, link);
+  const std::string refused = link.string() + " is a symlink, refused as index directory";
+  const Ran index = mibz2("index --index-dir " + q(link) + " " + q(good_));
+  EXPECT_EQ(index.status, 1);
+  EXPECT_NE(index.err.find("index not stored: " + refused), std::string::npos) << index.err;
+  const Ran info = mibz2("info --index-dir " + q(link) + " " + q(good_));
+  EXPECT_EQ(info.status, 0) << info.err;
+  EXPECT_NE(info.err.find(refused), std::string::npos) << info.err;
+  // Named relative to the working directory, the same.
+  const Ran relative = run_command("cd " + q(dir_.path()) + " && XDG_CACHE_HOME=" + q(dir_.file("cache")) + " " +
+                                       shell_quote(MIBZ2_BINARY) + " index --index-dir idx-link good.bz2 </dev/null",
+                                   dir_.file("stderr.txt"));
+  EXPECT_EQ(relative.status, 1);
+  EXPECT_NE(relative.err.find(refused), std::string::npos) << relative.err;
+  EXPECT_TRUE(std::filesystem::is_empty(target)) << "an index stored through the symlink";
+  // The directory it points to, named, is used.
+  EXPECT_EQ(mibz2("index --index-dir " + q(target) + " " + q(good_)).status, 0);
+  EXPECT_FALSE(std::filesystem::is_empty(target));
+}
+
 // mibz2 index --output writes the index to a file of its own (a sidecar to publish with the dump):
 // a copy of the dump with it beside it, and an empty index directory, is not indexed again.
 TEST_F(Mibz2Program, IndexOutputWritesASidecarThatACopyUses) {

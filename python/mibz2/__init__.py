@@ -27,7 +27,11 @@ to what this process may use (mibz2._defaults: CPU affinity, cgroup CPU quota an
 Dask worker's nthreads and memory_limit). Every open with the same settings in a process shares
 one engine (threads and cache). ``index_dir`` is where indexes are stored; by default the
 directory that mibz2 and mibz2fs use, by one rule (:func:`default_index_dir`; FILES in
-``man mibz2fs``).
+``man mibz2fs``). ``s3`` gives S3 settings for ``s3://`` URLs in fsspec's names (``key``,
+``secret``, ``endpoint_url``, ``anon``, ...: :func:`open`), before the environment's.
+An index directory that is a symlink, is not a directory, or that someone else could write
+into is not used, as by mibz2 and mibz2fs: a RuntimeWarning names it and says why, and indexes
+are kept in this process's memory only.
 
 Errors. A file that is not bzip2 raises OSError(errno.EILSEQ, ...) when opened. Damage reads as
 through the mount: every byte of the sound blocks before it reads (``read(n)`` returns short at
@@ -43,10 +47,12 @@ import io
 import operator
 import os
 import threading
+import warnings
 from typing import Any, Callable, Dict, Optional, Union
 
 from . import _core
 from ._defaults import default_cache_bytes, default_threads
+from ._s3_options import s3_fields
 
 __all__ = ["open", "index", "info", "RawFile", "BufferedReader", "TextIOWrapper", "parse_size",
            "engine_settings", "default_index_dir", "__version__"]
@@ -81,15 +87,29 @@ _pid = os.getpid()
 _inherited: list = []
 
 
-def _after_fork_in_child() -> None:
+def _forget_parent_engines() -> None:
     global _pid
     _inherited.extend(_engines.values())
     _engines.clear()
     _pid = os.getpid()
 
 
+def _after_fork_in_child() -> None:
+    # A thread of the parent may have held the lock at the fork: it would never be let go here.
+    global _engines_lock
+    _engines_lock = threading.Lock()
+    _forget_parent_engines()
+
+
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+try:  # so that fsspec can take mibz2::https://... and mibz2::s3://... apart (mibz2._chain_targets)
+    from . import _chain_targets
+except ImportError:  # no fsspec: nothing to chain
+    pass
+else:
+    _chain_targets.register_missing()
 
 
 def engine_settings(threads: Optional[int] = None, cache_size: Union[int, str, None] = None) -> tuple:
@@ -101,17 +121,28 @@ def engine_settings(threads: Optional[int] = None, cache_size: Union[int, str, N
     return t, c
 
 
-def _engine(threads, cache_size, index_dir):
+def _engine(threads, cache_size, index_dir, s3=None):
     t, c = engine_settings(threads, cache_size)
     d = os.fsencode(os.path.abspath(os.fspath(index_dir))) if index_dir is not None else b""
-    key = (t, c, d)
+    fields = s3_fields(s3)
+    key = (t, c, d, fields)  # held in this process only: the fields may hold a secret
     with _engines_lock:
-        if os.getpid() != _pid:
-            _after_fork_in_child()
+        if os.getpid() != _pid:  # forked by a way that runs no fork handlers
+            _forget_parent_engines()
         e = _engines.get(key)
         if e is None:
-            e = _engines[key] = _core.Engine(t, c, d)
+            e = _engines[key] = _core.Engine(t, c, d, dict(fields) if fields else None)
+            _warn_if_refused(e)
         return e
+
+
+def _warn_if_refused(engine) -> None:
+    # Said once per engine, as mibz2fs says it once at mount and mibz2 once per command: the
+    # directory (named, or the default) is not used, and indexes live in this process only.
+    problem = engine.index_dir_problem
+    if problem:
+        warnings.warn(f"{os.fsdecode(problem)}: indexes are kept in memory only, so every process "
+                      "indexes every file again", RuntimeWarning, stacklevel=4)
 
 
 @atexit.register
@@ -126,11 +157,19 @@ def _names(path: PathLike) -> tuple:
     return os.fsencode(p), os.fsdecode(p)
 
 
+def _is_url(shown: str) -> bool:
+    # A remote object (read by range requests, as mibz2 reads one); anything else is a path.
+    return shown[:8].lower().startswith(("http://", "https://", "s3://"))
+
+
 def _check_file(raw: bytes, shown: str) -> None:
     # Only regular files have an index: a fifo or a device is refused before anything waits on it
-    # (mibz2 cat reads those; read them with bz2.open), a directory as open() refuses one.
+    # (mibz2 cat reads those; read them with bz2.open), a directory as open() refuses one. A URL
+    # is the engine's to reach: it says what the server answered.
     import stat
 
+    if _is_url(shown):
+        return
     st = os.stat(raw)
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, "Is a directory", shown)
@@ -145,14 +184,15 @@ class RawFile(io.RawIOBase):
     Reads go to the shared engine with the GIL released. ``pread(size, offset)`` reads at a
     position without moving the stream's (several threads may use it at once). ``size`` is the
     decompressed size; ``line_count``, ``line_offset(n)`` and ``seek_line(n)`` answer from the
-    index's line counts. Made by :func:`mibz2.open`; use that.
+    index's line counts (checked as ``man mibz2`` LINES says: their sum when the index is read,
+    each block's count when a read decodes it). Made by :func:`mibz2.open`; use that.
     """
 
-    def __init__(self, path: PathLike, *, threads=None, cache_size=None, index_dir=None,
+    def __init__(self, path: PathLike, *, threads=None, cache_size=None, index_dir=None, s3=None,
                  progress: Optional[Progress] = None):
         super().__init__()
         self._raw_path, self.name = _names(path)
-        self._settings = (threads, cache_size, index_dir)
+        self._settings = (threads, cache_size, index_dir, s3)
         self._pos = 0
         self._file = None
         self._open(progress)
@@ -372,8 +412,24 @@ BUFFER_SIZE = 64 * 1024
 def open(path: PathLike, mode: str = "rb", *, threads: Optional[int] = None,
          cache_size: Union[int, str, None] = None, index_dir: Optional[PathLike] = None,
          encoding: Optional[str] = None, errors: Optional[str] = None, newline: Optional[str] = None,
-         progress: Optional[Progress] = None, buffer_size: int = BUFFER_SIZE):
+         progress: Optional[Progress] = None, buffer_size: int = BUFFER_SIZE,
+         s3: Optional[Dict[str, Any]] = None):
     """Opens the decompressed content of the bzip2 file at `path` for reading, like ``bz2.open``.
+
+    `path` may also be an ``http://``, ``https://`` or ``s3://BUCKET/KEY`` URL: the object is read
+    by range requests, only the blocks reads need, with S3 configured from the environment as the
+    AWS tools are (README, "Remote dumps"). An object replaced on its server while it is open fails
+    the next read that must fetch from it with OSError(errno.ESTALE); a missing one raises
+    FileNotFoundError naming the URL and the HTTP status (PermissionError for 403, as for a wrong
+    key or secret).
+
+    s3: settings for ``s3://`` URLs, used before the environment's (AWS_*) and the AWS settings
+    files, in the names of fsspec's s3 storage options: ``key``, ``secret``, ``token``, ``anon``
+    (True: unsigned requests, for a public bucket), ``endpoint_url`` (an S3-compatible store),
+    ``region``, ``profile``, and ``client_kwargs``' ``endpoint_url`` and ``region_name``;
+    ValueError for any other (see mibz2._s3_options). A secret given here never appears in a
+    message, a log line or a repr. Opens with other s3 settings use another engine (its own
+    threads and cache).
 
     mode: "rb" (or "r"): an ``io.BufferedReader`` (:class:`mibz2.BufferedReader`) over a
     :class:`mibz2.RawFile` (read, readinto, readline, iteration, seek/tell, ``with``); "rt": an
@@ -395,7 +451,9 @@ def open(path: PathLike, mode: str = "rb", *, threads: Optional[int] = None,
     indexes are stored (None: :func:`default_index_dir`, as mibz2 and mibz2fs).
 
     Raises OSError: the file cannot be opened (FileNotFoundError, ...), is not bzip2
-    (errno.EILSEQ), or, when read, is damaged (errno.EIO, after every byte before the damage).
+    (errno.EILSEQ), or, when read, is damaged (errno.EIO, after every byte before the damage), or
+    was rewritten in place since it was opened (errno.ESTALE, "the file changed while it was
+    read": never the new content's bytes after the old ones; open it again for the new content).
     """
     if mode in ("r", "rb"):
         text = False
@@ -405,7 +463,7 @@ def open(path: PathLike, mode: str = "rb", *, threads: Optional[int] = None,
         raise ValueError(f"invalid mode: {mode!r} (mibz2 files are read-only: 'rb' or 'rt')")
     if not text and (encoding is not None or errors is not None or newline is not None):
         raise ValueError("encoding, errors and newline are for text mode ('rt')")
-    raw = RawFile(path, threads=threads, cache_size=cache_size, index_dir=index_dir, progress=progress)
+    raw = RawFile(path, threads=threads, cache_size=cache_size, index_dir=index_dir, s3=s3, progress=progress)
     buffered = BufferedReader(raw, buffer_size=buffer_size)
     if text:
         return TextIOWrapper(buffered, encoding=encoding or "utf-8", errors=errors, newline=newline)
@@ -414,22 +472,24 @@ def open(path: PathLike, mode: str = "rb", *, threads: Optional[int] = None,
 
 def index(path: PathLike, *, force: bool = False, threads: Optional[int] = None,
           cache_size: Union[int, str, None] = None, index_dir: Optional[PathLike] = None,
-          progress: Optional[Progress] = None) -> Dict[str, Any]:
+          progress: Optional[Progress] = None, s3: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Loads or builds (`force`: always builds) and stores the index of `path`, like ``mibz2
     index``; returns :func:`info`'s dict. `progress` is called as by :func:`open` (last with
-    ``done == total`` when a build finished). Raises OSError as :func:`open` does."""
+    ``done == total`` when a build finished). `s3` as for :func:`open`. Raises OSError as
+    :func:`open` does."""
     raw, shown = _names(path)
     _check_file(raw, shown)
-    return _engine(threads, cache_size, index_dir).index(raw, raw, force, progress)
+    return _engine(threads, cache_size, index_dir, s3).index(raw, raw, force, progress)
 
 
 def info(path: PathLike, *, threads: Optional[int] = None, cache_size: Union[int, str, None] = None,
-         index_dir: Optional[PathLike] = None, progress: Optional[Progress] = None) -> Dict[str, Any]:
+         index_dir: Optional[PathLike] = None, progress: Optional[Progress] = None,
+         s3: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """What the index of `path` says, as ``mibz2 info --json`` prints it: file,
     compressed_size, decompressed_size, streams, blocks, damaged_blocks (block, start_bit,
     end_bit, offset, size, kind), offsets_shifted, stream_crc_mismatch, truncated_at_bit,
     trailing_bytes, index (path, state: "current", "built now", ...), and lines (as
     :attr:`RawFile.line_count`: None when the index cannot tell). Indexes the file first if
-    needed."""
+    needed. `s3` as for :func:`open`."""
     return index(path, force=False, threads=threads, cache_size=cache_size, index_dir=index_dir,
-                 progress=progress)
+                 progress=progress, s3=s3)

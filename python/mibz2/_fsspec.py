@@ -20,6 +20,25 @@ indexed is indexed then, as ``ls -l`` on the mount does. ``glob`` and ``find`` w
 do not index anything.
 
 Storage options: ``threads``, ``cache_size`` and ``index_dir``, as for :func:`mibz2.open`.
+
+Remote dumps, chained as fsspec chains wrappers: ``mibz2::https://host/path/NAME`` and
+``mibz2::s3://bucket/dir/NAME`` are the decompressed content of the object ``NAME.bz2`` there, read
+by the engine itself (range requests: :func:`mibz2.open` of the URL), under the name the mount
+would show, so that Dask infers no compression and splits it into partitions:
+``dask.bag.read_text("mibz2::s3://bucket/dumps/latest-all.json", blocksize="256MiB")``. The path of
+such a filesystem is its one object ("/"). S3 takes its settings from the inner protocol's storage
+options as s3fs users write them (``fsspec.open("mibz2::s3://b/k.json", s3={"key": ..., "secret":
+..., "endpoint_url": ...})``, ``storage_options={"s3": {...}}`` for Dask: :func:`mibz2.open`'s
+``s3``), then from the environment (AWS_*, as ``man mibz2`` says). Options mibz2 does not take are
+refused (ValueError naming them) rather than ignored; http(s) takes none. They travel with the
+filesystem to Dask's workers (pickled, as s3fs's do), so that a worker with no AWS settings of its
+own reads with them. Any other inner protocol (``mibz2::sftp://host/dumps/NAME``, ftp, gcs, ...)
+is read through its own fsspec filesystem, with the storage options given for it, and
+decompressed by Python's bz2 module: correct but slower (one core, no index: a seek backwards or
+a partition far into the dump decompresses from its start again, and the size takes a whole
+pass, once per content).
+With ``import mibz2`` first, the chained forms work also where fsspec's own http or s3
+implementation is not installed (mibz2._chain_targets).
 """
 
 from __future__ import annotations
@@ -35,6 +54,7 @@ from fsspec.utils import stringify_path
 
 import mibz2
 from . import _core
+from ._s3_options import s3_fields
 
 
 def _open_regular(path) -> int:
@@ -108,17 +128,96 @@ class _Listing:
             self.shown[os.fsdecode(shown)] = (os.fsdecode(source), kind, decompressed)
 
 
+def _remote_source(target_protocol: str, fo: str, target_options: Optional[dict]) -> tuple:
+    """(URL, S3 options) of the object a chained ``mibz2::PROTO://...NAME`` shows: NAME.bz2 there,
+    with the inner protocol's storage options (s3: read by mibz2._s3_options; http: none)."""
+    if target_protocol in ("http", "https"):
+        if target_options:
+            raise ValueError(f"mibz2::{target_protocol}:// takes no storage options of its own "
+                             f"({', '.join(sorted(map(str, target_options)))})")
+        url, query = (fo.split("?", 1) + [""])[:2]
+        return url + ".bz2" + ("?" + query if query else ""), None
+    if target_protocol in ("s3", "s3a"):
+        s3_fields(target_options)  # refused here, when the filesystem is made, not at the first open
+        key = fo.split("://", 1)[-1]
+        return "s3://" + key + ".bz2", (dict(target_options) if target_options else None)
+    raise ValueError(f"mibz2::{target_protocol}:// is not read by the engine")
+
+
+# Inner protocols the engine reads itself (range requests: src/io); any other is read through its
+# own fsspec filesystem (_ThroughFsspec).
+_ENGINE_PROTOCOLS = ("http", "https", "s3", "s3a")
+
+
+class _ThroughFsspec:
+    """A chained ``mibz2::PROTO://...NAME`` whose inner protocol the engine does not speak (sftp,
+    ftp, gcs, memory, ...): ``NAME.bz2`` read through that protocol's own fsspec filesystem (with
+    the storage options given for it) and decompressed by Python's bz2 module (libbz2). Correct,
+    and slower than the engine: one core, no index, so a seek backwards or a Dask partition far
+    into the dump decompresses it from its start again; the size takes one whole pass, kept for
+    this content (the inner filesystem's size, and its mtime or ETag or checksum where it has one)."""
+
+    def __init__(self, protocol: str, fo: str, options: Optional[dict]):
+        import fsspec
+
+        self.fs = fsspec.filesystem(protocol, **(options or {}))
+        self.path = self.fs._strip_protocol(fo) + ".bz2"
+        self.shown = self.fs.unstrip_protocol(self.path)
+        self._lock = threading.Lock()
+        self._sizes: Dict[tuple, int] = {}
+
+    def _content(self) -> tuple:
+        info = self.fs.info(self.path)
+        if info.get("type") != "file":
+            raise FileNotFoundError(errno.ENOENT, "No such file", self.shown)
+        marks = tuple(str(info.get(k)) for k in ("size", "mtime", "ETag", "etag", "checksum", "created")
+                      if info.get(k) is not None)
+        return marks
+
+    def open(self):
+        import bz2
+
+        return bz2.BZ2File(self.fs.open(self.path, "rb"), "rb")
+
+    def size(self) -> int:
+        content = self._content()
+        with self._lock:
+            if content in self._sizes:
+                return self._sizes[content]
+        total = 0
+        with self.open() as f:
+            while True:
+                chunk = f.read(1 << 20)
+                if not chunk:
+                    break
+                total += len(chunk)
+        with self._lock:
+            self._sizes[content] = total
+        return total
+
+
 class Mibz2FileSystem(AbstractFileSystem):
-    """The decompressed view of a local directory tree (see the module's docstring)."""
+    """The decompressed view of a local directory tree, or of one remote object when chained
+    (see the module's docstring)."""
 
     protocol = "mibz2"
     root_marker = "/"
 
-    def __init__(self, threads: Optional[int] = None, cache_size=None, index_dir=None, **kwargs):
-        super().__init__(threads=threads, cache_size=cache_size, index_dir=index_dir, **kwargs)
+    def __init__(self, threads: Optional[int] = None, cache_size=None, index_dir=None, fo: Optional[str] = None,
+                 target_protocol: Optional[str] = None, target_options: Optional[dict] = None, **kwargs):
+        super().__init__(threads=threads, cache_size=cache_size, index_dir=index_dir, fo=fo,
+                         target_protocol=target_protocol, target_options=target_options, **kwargs)
         self._settings = dict(threads=threads, cache_size=cache_size, index_dir=index_dir)
         self._lock = threading.Lock()
         self._listings: Dict[str, _Listing] = {}
+        # Chained: the one remote object this filesystem shows, at "/", and its S3 settings; or,
+        # for an inner protocol the engine does not read, that object through its own filesystem.
+        self._remote = None
+        self._through: Optional[_ThroughFsspec] = None
+        if target_protocol in _ENGINE_PROTOCOLS:
+            self._remote, self._settings["s3"] = _remote_source(target_protocol, fo, target_options)
+        elif target_protocol:
+            self._through = _ThroughFsspec(target_protocol, fo, target_options)
 
     # ---- paths ----
 
@@ -157,6 +256,10 @@ class Mibz2FileSystem(AbstractFileSystem):
     def _resolve(self, path: str) -> tuple:
         """(source path, kind, decompressed) for a shown path; FileNotFoundError if none."""
         path = self._strip_protocol(path)
+        if self._remote is not None or self._through is not None:
+            if path != "/":
+                raise FileNotFoundError(errno.ENOENT, "No such file (a chained mibz2:: shows one object, at /)", path)
+            return (self._remote if self._through is None else self._through.shown), "file", True
         if path == "/":
             return "/", "dir", False
         parent, name = os.path.split(path)
@@ -180,6 +283,19 @@ class Mibz2FileSystem(AbstractFileSystem):
     def _entry(self, shown_path: str, source: str, kind: str, decompressed: bool, sizes: bool = True) -> Dict[str, Any]:
         if kind == "dir":
             return {"name": shown_path, "size": 0, "type": "directory", "source": source}
+        if self._through is not None:
+            entry = {"name": shown_path, "type": "file", "source": source, "compressed": True, "lines": None,
+                     "size": self._through.size() if sizes else None}
+            return entry
+        if self._remote is not None:
+            entry = {"name": shown_path, "type": "file", "source": source, "compressed": True}
+            if sizes:
+                described = mibz2.info(source, **self._settings)
+                entry.update(size=described["decompressed_size"], lines=described["lines"],
+                             compressed_size=described["compressed_size"])
+            else:
+                entry["size"] = entry["lines"] = None
+            return entry
         st = os.stat(source)
         entry = {"name": shown_path, "type": "file", "source": source,
                  "mtime": st.st_mtime, "compressed": decompressed, "compressed_size": st.st_size}
@@ -274,6 +390,8 @@ class Mibz2FileSystem(AbstractFileSystem):
         source, kind, decompressed = self._resolve(path)
         if kind == "dir":
             raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+        if self._through is not None:
+            return self._through.open()
         if decompressed:
             return mibz2.open(source, "rb", **self._settings)
         # The listing may be older than the entry: opened as it was listed, or not at all.
@@ -283,6 +401,13 @@ class Mibz2FileSystem(AbstractFileSystem):
         source, kind, decompressed = self._resolve(path)
         if kind == "dir":
             raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+        if self._through is not None:
+            with self._open(path, "rb") as f:
+                f.seek(0 if start is None else start if start >= 0 else max(self.size(path) + start, 0))
+                if end is None:
+                    return f.read()
+                stop = end if end >= 0 else max(self.size(path) + end, 0)
+                return f.read(max(stop - f.tell(), 0))
         with self._open(path, "rb") as f:
             size = f.raw.size if decompressed else os.fstat(f.fileno()).st_size
             begin = 0 if start is None else (max(size + start, 0) if start < 0 else start)

@@ -15,6 +15,9 @@ struct Made {
   std::shared_ptr<catalog::FrontDoor> door;
 };
 
+// Taken only with the GIL held (by the binding's calls), as os.fork() holds it: no thread can hold
+// it at a fork, so it needs no base::ProcessMutex (which it could not be: a front door is made
+// under it, and a ProcessMutex is a leaf).
 std::mutex registry_mu;
 // Every front door made in this process and not released; those of a parent process (after a fork)
 // are dropped from the list without being destroyed (see front_doors.h).
@@ -41,7 +44,10 @@ std::shared_ptr<catalog::FrontDoor> front_door_for(const DoorSettings& settings)
     if (m.settings == settings) return m.door;
   doors.push_back({settings, getpid(),
                    std::make_shared<catalog::FrontDoor>(catalog::FrontDoorOptions{
-                       .threads = settings.threads, .cache_size = settings.cache_size, .index_dir = settings.index_dir})});
+                       .threads = settings.threads,
+                       .cache_size = settings.cache_size,
+                       .index_dir = settings.index_dir,
+                       .s3 = settings.s3})});
   return doors.back().door;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "catalog/front_door.h"
+#include "io/s3_settings.h"
 
 namespace mibz2::python {
 
@@ -20,6 +21,7 @@ struct DoorSettings {
   unsigned threads = 0;     // decoder threads; 0: the engine's default
   uint64_t cache_size = 0;  // bytes; 0: the engine's default
   std::string index_dir;    // empty: the default rule (index/index_dir.h), as mibz2 and mibz2fs
+  io::S3Options s3 = {};    // over the environment's, for s3:// URLs (io/s3_settings.h)
   bool operator==(const DoorSettings&) const = default;
 };
 

@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "base/log_sink.h"
-#include "base/memory_policy.h"
 #include "base/settings.h"
 #include "catalog/file_report.h"
 #include "catalog/front_door.h"
@@ -35,6 +34,7 @@
 #include "index/index_dir.h"
 #include "io/source_bytes.h"
 #include "py_args.h"
+#include "s3_args.h"
 #include "version.h"
 #include "writable_buffer.h"
 
@@ -259,9 +259,6 @@ std::vector<std::tuple<py::bytes, py::bytes, std::string, bool>> map_directory(
 PYBIND11_MODULE(_core, m) {
   m.doc() = "The mibz2 engine (decoder pool, block cache, index store); use the mibz2 package.";
   m.attr("__version__") = MIBZ2FS_VERSION;
-  // Decoded blocks are large and freed in LRU order: each its own mapping, so resident memory
-  // follows the cache's bound (base/memory_policy.h), as in mibz2 and mibz2fs.
-  base::use_mappings_for_large_buffers();
   // The engine's log (damage found, indexes not stored) is the daemon's; here errors are raised.
   // MIBZ2_LOG=1 sends it to stderr, escaped as mibz2's is.
   spdlog::set_default_logger(
@@ -282,13 +279,18 @@ PYBIND11_MODULE(_core, m) {
            "(with why) when the index cannot tell, EINVAL for 0.");
 
   py::class_<PyEngine>(m, "Engine", "A decoder pool, block cache and index store shared by opens.")
-      .def(py::init([](python::ThreadCount threads, python::CacheSize cache_size, const std::string& index_dir) {
-             return PyEngine{python::front_door_for({threads.value, cache_size.value, index_dir})};
+      .def(py::init([](python::ThreadCount threads, python::CacheSize cache_size, const std::string& index_dir,
+                       py::object s3) {
+             return PyEngine{
+                 python::front_door_for({threads.value, cache_size.value, index_dir, python::s3_options_arg(s3)})};
            }),
-           py::arg("threads"), py::arg("cache_size"), py::arg("index_dir") = "")
+           py::arg("threads"), py::arg("cache_size"), py::arg("index_dir") = "", py::arg("s3") = py::none(),
+           "`s3`: a dict of io::S3Options' fields (mibz2/_s3_options.py makes it), over the environment's.")
       .def_property_readonly("threads", [](const PyEngine& e) { return e.door->engine().pool().threads(); })
       .def_property_readonly("cache_size", [](const PyEngine& e) { return e.door->engine().options().cache_size; })
       .def_property_readonly("index_dir", [](const PyEngine& e) { return py::bytes(e.door->store().dir()); })
+      .def_property_readonly("index_dir_problem", [](const PyEngine& e) { return py::bytes(e.door->store().problem()); },
+                             "Why the index directory is not used (a sentence naming it), or empty.")
       .def("index", &PyEngine::index, py::arg("path"), py::arg("shown"), py::arg("force") = false,
            py::arg("progress") = py::none())
       .def("open", &PyEngine::open, py::arg("path"), py::arg("shown"), py::arg("progress") = py::none());

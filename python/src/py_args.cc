@@ -12,11 +12,6 @@ namespace py = pybind11;
 namespace mibz2::python {
 namespace {
 
-[[noreturn]] void raise(PyObject* type, const std::string& message) {
-  PyErr_SetString(type, message.c_str());
-  throw py::error_already_set();
-}
-
 // The Python int `src` stands for (anything with __index__, as os.pread takes), or TypeError.
 py::int_ as_int(py::handle src) {
   PyObject* n = PyNumber_Index(src.ptr());
@@ -65,6 +60,11 @@ std::string setting_text(py::handle src, const char* what) {
 }
 
 }  // namespace
+
+void raise(PyObject* type, const std::string& message) {
+  PyErr_SetString(type, message.c_str());
+  throw py::error_already_set();
+}
 
 Offset offset_arg(py::handle src) {
   return {in_range(src, {"offset", 0, static_cast<uint64_t>(std::numeric_limits<int64_t>::max()), false})};

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace mibz2::python {
 
@@ -37,6 +38,9 @@ struct CacheSize {
 struct ThreadCount {
   unsigned value = 0;
 };
+
+// Sets the Python exception `type` with `message` and throws it into pybind11.
+[[noreturn]] void raise(PyObject* type, const std::string& message);
 
 // The checks, each throwing the Python exception set (pybind11::error_already_set).
 Offset offset_arg(pybind11::handle src);

@@ -1,8 +1,9 @@
 // A growable byte buffer that, unlike std::vector<uint8_t>, does not zero what it allocates:
 // decoded blocks are written once and read many times, and zeroing up to 46 MB per block first
-// would cost as much as writing it. Its memory comes from buffer_memory, which keeps large buffers
-// freed for the next block instead of unmapping them, and grows a buffer larger than those in
-// place of copying it (so that growth never holds an old and a new copy of a block at once).
+// would cost as much as writing it. Its memory comes from buffer_memory, which makes each large
+// buffer a mapping of its own (resident memory follows what is held), keeps large buffers freed
+// for the next block instead of unmapping them, and grows a buffer larger than those by moving its
+// pages in place of copying them (so that growth never holds an old and a new copy of a block).
 #pragma once
 
 #include <cstddef>

@@ -14,16 +14,16 @@
 namespace mibz2::base {
 
 // Hands each message to `inner` with its text (the payload; the pattern's own fields are ours)
-// escaped. Thread-safe when `inner` is (an _mt sink).
+// escaped. Thread-safe, and safe across fork(): every call into `inner` is made under one
+// base::ProcessMutex, so that the inner sink's own lock (an _mt sink's) is never held when the
+// process forks, and a child that logs does not wait for ever on a lock a parent's thread held.
 class EscapingSink final : public spdlog::sinks::sink {
  public:
   explicit EscapingSink(spdlog::sink_ptr inner) : inner_(std::move(inner)) {}
   void log(const spdlog::details::log_msg& msg) override;
-  void flush() override { inner_->flush(); }
-  void set_pattern(const std::string& pattern) override { inner_->set_pattern(pattern); }
-  void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override {
-    inner_->set_formatter(std::move(formatter));
-  }
+  void flush() override;
+  void set_pattern(const std::string& pattern) override;
+  void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override;
 
  private:
   const spdlog::sink_ptr inner_;

@@ -7,16 +7,15 @@
 namespace mibz2::bz2 {
 namespace {
 
-// The CPU's level under the environment's cap, worked out once.
+// The CPU's level under the environment's cap. Worked out at each call (derive_isa() keeps it):
+// a function's static would be initialised under a once-flag, which a child forked while another
+// thread held it would wait on for ever.
 Isa machine_isa() {
-  static const Isa level = [] {
-    Isa cap = Isa::kAvx512;
-    const char* v = std::getenv("MIBZ2_BZ2_ISA");
-    if (v && std::strcmp(v, "portable") == 0) cap = Isa::kPortable;
-    if (v && std::strcmp(v, "avx2") == 0) cap = Isa::kAvx2;
-    return std::min(best_isa(cpu_features()), cap);
-  }();
-  return level;
+  Isa cap = Isa::kAvx512;
+  const char* v = std::getenv("MIBZ2_BZ2_ISA");
+  if (v && std::strcmp(v, "portable") == 0) cap = Isa::kPortable;
+  if (v && std::strcmp(v, "avx2") == 0) cap = Isa::kAvx2;
+  return std::min(best_isa(cpu_features()), cap);
 }
 
 }  // namespace

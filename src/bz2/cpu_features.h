@@ -24,8 +24,8 @@ struct CpuFeatures {
   bool avx512vbmi = false;
 };
 
-// This CPU's features (with the operating system's support for their registers), detected on the
-// first call; any thread may call it.
+// This CPU's features (with the operating system's support for their registers), detected once,
+// when the program is loaded; any thread may call it (not a static initialiser of another file).
 const CpuFeatures& cpu_features();
 
 }  // namespace mibz2::bz2

@@ -41,24 +41,23 @@ FileRef Catalog::add(std::string path, uint64_t device, uint64_t inode) {
 // --- settling ---
 
 void Catalog::settle_ready(const FileRef& file, std::shared_ptr<const index::BlockIndex> index, IndexOrigin origin) {
-  log_damage(file->path(), *index);
+  log_damage(file->name(), *index);
   file->settle_ready(std::move(index), std::move(origin));
 }
 
 void Catalog::settle_failed(const FileRef& file, base::Status why, IndexOrigin origin) {
-  struct stat st;
-  const bool known = access_.stat(*file, &st).ok();
+  const base::Result<io::SourceStamp> now = access_.stamp(*file);
   if (!base::is_stopped(why)) {
     std::lock_guard lk(mu_);
     ++failures_;
   }
   file->settle_failed(std::move(why), std::move(origin),
-                      known ? index::SourceIdentity::from_stat(st) : index::SourceIdentity{});
+                      now.ok() ? index::SourceIdentity::from_stamp(*now) : index::SourceIdentity{});
 }
 
 void Catalog::fail_for_now(const FileRef& file, base::Status why, IndexOrigin origin) {
   MIBZ2_INVARIANT(base::is_environment(why));
-  spdlog::error("{}: cannot index: {} (nothing stored; tried again when it is next opened)", file->path(),
+  spdlog::error("{}: cannot index: {} (nothing stored; tried again when it is next opened)", file->name(),
                 why.message());
   settle_failed(file, std::move(why), std::move(origin));
 }
@@ -158,9 +157,9 @@ bool Catalog::wait_for(const FileRef& file, std::chrono::milliseconds timeout) {
 IndexStatus Catalog::status(const FileRef& file) const { return file->status(); }
 
 bool Catalog::refresh(const FileRef& file) {
-  struct stat st;
-  if (!access_.stat(*file, &st).ok()) return false;  // gone: the open will fail on its own
-  const index::SourceIdentity now = index::SourceIdentity::from_stat(st);
+  const base::Result<io::SourceStamp> stamp = access_.stamp(*file);
+  if (!stamp.ok()) return false;  // gone: the open will fail on its own
+  const index::SourceIdentity now = index::SourceIdentity::from_stamp(*stamp);
   std::shared_ptr<const index::BlockIndex> confirming;
   if (file->compare(now, &confirming) == CatalogFile::Change::kNone) return false;
   // Only the ctime moved: a chmod, or content rewritten in place with size and mtime put back.
@@ -171,7 +170,7 @@ bool Catalog::refresh(const FileRef& file) {
   }
   uint64_t forget_id = 0;
   if (!file->go_stale(confirming, now, &forget_id)) return false;
-  spdlog::info("{}: source changed since it was indexed; indexing it again", file->path());
+  spdlog::info("{}: source changed since it was indexed; indexing it again", file->name());
   if (forget_id) engine_.forget(forget_id);
   return true;
 }
@@ -237,10 +236,10 @@ base::Result<std::shared_ptr<engine::Reader>> Catalog::open(const FileRef& file,
       error = opened.status();
       continue;
     }
-    base::Result<std::shared_ptr<engine::Reader>> made = engine_.open(file_id, file->path(), opened->fd.release(), opened->id, idx);
+    base::Result<std::shared_ptr<engine::Reader>> made = engine_.open(file_id, file->name(), std::move(opened->source), opened->id, idx);
     if (!made.ok()) {
       error = made.status();
-      spdlog::debug("{}: open: {}", file->path(), error.message());
+      spdlog::debug("{}: open: {}", file->name(), error.message());
       continue;
     }
     std::shared_ptr<engine::Reader> reader = std::move(made).value();
@@ -259,7 +258,7 @@ void Catalog::distrust(const FileRef& file, uint64_t file_id, const std::string&
   if (!file->distrust(file_id)) return;  // already handled
   // Once per index: the first block found to differ says it for all (the others fail alike).
   spdlog::warn("{}: its index does not match the source ({}); reads of it fail until it is indexed again",
-               file->path(), what);
+               file->name(), what);
   engine_.forget(file_id);
   if (distrust_listener_) distrust_listener_(file);
 }

@@ -20,6 +20,7 @@
 #include "catalog/catalog_report.h"
 #include "index/block_index.h"
 #include "index/index_builder.h"
+#include "io/source_url.h"
 
 namespace mibz2::engine {
 class Reader;
@@ -40,8 +41,11 @@ class CatalogFile {
   // `device` and `inode`, when not 0, are the identity of the file the entry stands for: a
   // SourceAccess refuses a path that holds another file now.
   explicit CatalogFile(std::string path, uint64_t device = 0, uint64_t inode = 0)
-      : path_(std::move(path)), device_(device), inode_(inode) {}
+      : path_(std::move(path)), name_(io::is_url(path_) ? io::redacted_url(path_) : path_), device_(device), inode_(inode) {}
+  // What the source is opened by: a path, or a URL as given (with its password or signature).
   const std::string& path() const { return path_; }
+  // What messages and logs call it: its path, or its URL without its secrets (io/source_url.h).
+  const std::string& name() const { return name_; }
   uint64_t device() const { return device_; }
   uint64_t inode() const { return inode_; }
 
@@ -160,6 +164,7 @@ class CatalogFile {
   void notify() { settled_.notify_all(); }
 
   const std::string path_;
+  const std::string name_;
   const uint64_t device_;
   const uint64_t inode_;
   // A leaf lock; guards everything below.

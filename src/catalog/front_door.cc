@@ -5,6 +5,7 @@
 #include "catalog/read_handle.h"
 #include "engine/reader.h"
 #include "io/paths.h"
+#include "io/source_url.h"
 
 namespace mibz2::catalog {
 namespace {
@@ -35,7 +36,14 @@ uint64_t memory_of(const CatalogFile& file, bool* with_index) {
 
 FrontDoor::FrontDoor(const FrontDoorOptions& options)
     : idle_files_bytes_(options.idle_files_bytes ? options.idle_files_bytes : kDefaultIdleFilesBytes),
-      access_(options.access ? *options.access : plain_access_),
+      remote_access_(options.s3),
+      by_name_access_(plain_access_, remote_access_),
+      named_access_(options.named_index.empty()
+                        ? std::nullopt
+                        : std::make_optional<NamedIndexAccess>(options.access ? *options.access : by_name_access_,
+                                                               options.named_index, remote_access_)),
+      access_(named_access_ ? *named_access_
+                            : options.access ? *options.access : static_cast<const SourceAccess&>(by_name_access_)),
       store_(options.index_dir),
       engine_(std::make_unique<engine::Engine>(engine_options(options))),
       catalog_(std::make_unique<Catalog>(*engine_, store_, &access_)) {}
@@ -51,7 +59,7 @@ FrontDoor::~FrontDoor() {
 }
 
 FileRef FrontDoor::file(const std::string& path) {
-  const std::string absolute = io::absolute_path(path);
+  const std::string absolute = io::is_url(path) ? path : io::absolute_path(path);
   std::lock_guard lk(mu_);
   FileRef file;
   if (auto it = by_path_.find(absolute); it != by_path_.end()) {

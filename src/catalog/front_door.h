@@ -23,6 +23,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <stop_token>
 #include <string>
@@ -30,9 +31,13 @@
 
 #include "base/status.h"
 #include "catalog/catalog.h"
+#include "catalog/named_index_access.h"
+#include "catalog/remote_source_access.h"
+#include "catalog/source_access_by_name.h"
 #include "catalog/source_access.h"
 #include "engine/engine.h"
 #include "index/index_store.h"
+#include "io/s3_settings.h"
 
 namespace mibz2::catalog {
 
@@ -43,8 +48,15 @@ struct FrontDoorOptions {
   uint64_t cache_size = 0;       // decoded-block cache in bytes; 0: engine::default_cache_size()
   bool readahead = true;         // queue blocks ahead of sequential readers
   std::string index_dir;         // where indexes are stored; empty: the default rule (index_dir.h)
-  // How sources are reached (must outlive the front door); null: the paths are opened as given.
+  // How sources are reached (must outlive the front door); null: by name (source_access_by_name.h),
+  // an http(s):// or s3:// URL as a remote object, anything else as the path given.
   const SourceAccess* access = nullptr;
+  // An index the user named for the file this door opens (mibz2 --index, mibz2fs -o index=): a
+  // path or a URL, read instead of the file's sidecar (named_index_access.h); empty: none.
+  std::string named_index{};
+  // S3 settings of the remote objects read by name (access null), over the environment's
+  // (io/s3_settings.h): fsspec's storage options, as the Python module takes them.
+  io::S3Options s3 = {};
   // What entries no one uses may keep of memory (their indexes and Readers) for a later open of
   // the same path; 0: kDefaultIdleFilesBytes.
   uint64_t idle_files_bytes = 0;
@@ -64,8 +76,8 @@ class FrontDoor {
   const index::IndexStore& store() const { return store_; }
   const SourceAccess& access() const { return access_; }
 
-  // The entry for the file at `path` (made absolute): the same one for every call with the same
-  // path while anything uses it or it is kept idle (see the top).
+  // The entry for the file at `path` (made absolute; a URL is kept as it is): the same one for
+  // every call with the same name while anything uses it or it is kept idle (see the top).
   FileRef file(const std::string& path);
 
   // Called about five times a second while an index is built, with the compressed bytes done and in
@@ -90,6 +102,9 @@ class FrontDoor {
 
   const uint64_t idle_files_bytes_;
   const PlainSourceAccess plain_access_;
+  const RemoteSourceAccess remote_access_;
+  const SourceAccessByName by_name_access_;
+  const std::optional<NamedIndexAccess> named_access_;  // over the access given, when an index is named
   const SourceAccess& access_;
   index::IndexStore store_;
   std::unique_ptr<engine::Engine> engine_;

@@ -63,8 +63,8 @@ bool ReadHandle::unchanged(const engine::Reader& r) const {
   if (r.opened_stamp() != opened_ || !r.source_unchanged()) return false;
   // A rename over the path leaves the descriptor on the old file, unchanged: an index built again
   // now would be the new file's.
-  struct stat st;
-  return door_.access().stat(*file_, &st).ok() && io::SourceStamp::of(st) == opened_;
+  const base::Result<io::SourceStamp> now = door_.access().stamp(*file_);
+  return now.ok() && *now == opened_;
 }
 
 std::shared_ptr<engine::Reader> ReadHandle::recover(const std::shared_ptr<engine::Reader>& r,

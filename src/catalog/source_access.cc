@@ -29,15 +29,48 @@ base::Status source_stated(int errno_value) {
 }
 
 base::Result<OpenedSource> open_source(const SourceAccess& access, const CatalogFile& file) {
-  struct stat st;
   OpenedSource opened;
-  base::Result<io::UniqueFd> fd = access.open(file, &st);
-  MIBZ2_FORWARD_IF_ERROR(fd);
-  opened.fd = std::move(fd).value();
-  base::Result<index::SourceIdentity> id = index::identify_source(opened.fd.get());
+  base::Result<std::unique_ptr<io::Source>> source = access.open_source(file);
+  MIBZ2_FORWARD_IF_ERROR(source);
+  opened.source = std::move(source).value();
+  base::Result<index::SourceIdentity> id = index::identify_source(*opened.source);
   MIBZ2_FORWARD_IF_ERROR(id);  // its words say what failed, and where
   opened.id = *id;
   return opened;
+}
+
+base::Result<std::unique_ptr<io::Source>> SourceAccess::open_source(const CatalogFile& file) const {
+  struct stat st;
+  base::Result<io::UniqueFd> fd = open(file, &st);
+  MIBZ2_FORWARD_IF_ERROR(fd);
+  const io::SourceStamp stamp = io::SourceStamp::of(st);
+  std::unique_ptr<io::SourceBytes> read = bytes(fd->get(), stamp.size);
+  return std::unique_ptr<io::Source>(new io::FileSource(std::move(fd).value(), stamp, std::move(read)));
+}
+
+base::Result<io::SourceStamp> SourceAccess::stamp(const CatalogFile& file) const {
+  struct stat st;
+  MIBZ2_FORWARD_IF_ERROR(stat(file, &st));
+  return io::SourceStamp::of(st);
+}
+
+base::Result<index::LoadedIndex> SourceAccess::load_sidecar(const CatalogFile& file, const index::SourceIdentity& id) const {
+  struct stat dir;
+  const base::Result<io::UniqueFd> fd = open_sidecar(file, &dir);
+  MIBZ2_FORWARD_IF_ERROR(fd);
+  return index::read_index_file(fd->get(), dir, file.path() + index::kSidecarSuffix, id);
+}
+
+std::string SourceAccess::sidecar_name(const CatalogFile& file) const { return file.name() + index::kSidecarSuffix; }
+
+namespace {
+base::Status not_a_local_file() { return base::Status::error(ENOTSUP, "not a local file"); }
+}  // namespace
+
+base::Result<io::UniqueFd> SourceAccess::open(const CatalogFile&, struct stat*) const { return not_a_local_file(); }
+base::Status SourceAccess::stat(const CatalogFile&, struct stat*) const { return not_a_local_file(); }
+base::Result<io::UniqueFd> SourceAccess::open_sidecar(const CatalogFile&, struct stat*) const {
+  return not_a_local_file();
 }
 
 std::unique_ptr<io::SourceBytes> SourceAccess::bytes(int fd, uint64_t size) const {

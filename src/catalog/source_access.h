@@ -1,6 +1,10 @@
-// How the Catalog reaches a compressed file's source: the only four things it ever does to one.
-// The mount gives it an access that opens beneath SOURCE and checks the file is the one its node
-// stands for (src/fs); the programs, which open the paths their user named, the plain one here.
+// How the Catalog reaches a compressed file's source: the only three things it ever does to one
+// (open it for reading, look at its stamp, read its sidecar index). For a local file they are made
+// of four plain steps (open, stat, open the sidecar, the bytes of a descriptor), which the mount
+// overrides with an access that opens beneath SOURCE and checks the file is the one its node stands
+// for (src/fs), and tests with one that puts faults in between; the programs, which open the paths
+// their user named, take the plain one here. A source that is not a local file overrides the three
+// themselves.
 #pragma once
 
 #include <sys/stat.h>
@@ -11,7 +15,10 @@
 
 #include "base/status.h"
 #include "index/block_index.h"
+#include "index/index_store.h"
+#include "io/source.h"
 #include "io/source_bytes.h"
+#include "io/source_stamp.h"
 #include "io/unique_fd.h"
 
 namespace mibz2::catalog {
@@ -21,26 +28,42 @@ class CatalogFile;
 class SourceAccess {
  public:
   virtual ~SourceAccess() = default;
+
+  // --- what the catalog does ---
+  // The file's source opened for reading, with the stamp of the content it was opened on; or why
+  // not (the machine's: its words say what failed).
+  virtual base::Result<std::unique_ptr<io::Source>> open_source(const CatalogFile& file) const;
+  // The source's stamp now, without opening it; or why not.
+  virtual base::Result<io::SourceStamp> stamp(const CatalogFile& file) const;
+  // The file's sidecar index (its path + index::kSidecarSuffix), read for a source of identity `id`
+  // under the trust rule of where it lies (index_trust.h for a local file); ENOENT when there is
+  // none, or why it cannot be read.
+  virtual base::Result<index::LoadedIndex> load_sidecar(const CatalogFile& file, const index::SourceIdentity& id) const;
+  // What load_sidecar reads, as messages and reports name it.
+  virtual std::string sidecar_name(const CatalogFile& file) const;
+
+  // --- a local file: the steps the three above are made of (a source of another kind has none:
+  //     these then fail with ENOTSUP) ---
   // Opens the file's source read-only: a regular file, never blocking, never a controlling
   // terminal. Returns the descriptor and fills *st, or why not (source_opened's words).
-  virtual base::Result<io::UniqueFd> open(const CatalogFile& file, struct stat* st) const = 0;
+  virtual base::Result<io::UniqueFd> open(const CatalogFile& file, struct stat* st) const;
   // The source's attributes, without opening it or following a final symlink; or why not.
-  virtual base::Status stat(const CatalogFile& file, struct stat* st) const = 0;
+  virtual base::Status stat(const CatalogFile& file, struct stat* st) const;
   // Opens the file's sidecar index (its path + index::kSidecarSuffix) read-only, the same way as
   // the source but never through a symlink as its last component, as a name in its directory:
   // returns the descriptor, or why not (ENOENT when there is none, also when its name would be too
   // long to exist: sidecar_opened), and fills *dir_st with fstat of the directory descriptor it
   // was opened beneath (for the trust rule, index/index_trust.h).
-  virtual base::Result<io::UniqueFd> open_sidecar(const CatalogFile& file, struct stat* dir_st) const = 0;
+  virtual base::Result<io::UniqueFd> open_sidecar(const CatalogFile& file, struct stat* dir_st) const;
   // The bytes of a source open() opened (`fd`, not owned, of `size` bytes), as the catalog reads
   // them to build or validate its index: io::FdBytes (pread, read errors carried as errors).
   // A test may put faults in between.
   virtual std::unique_ptr<io::SourceBytes> bytes(int fd, uint64_t size) const;
 };
 
-// A source opened by the catalog: its descriptor (read-only) and its identity as read from it.
+// A source opened by the catalog, and its identity as read from it.
 struct OpenedSource {
-  io::UniqueFd fd;
+  std::unique_ptr<io::Source> source;
   index::SourceIdentity id;  // size, mtime, inode, fingerprint
 };
 // The one way the catalog opens a source (through `access`), or why it cannot (the machine's: it

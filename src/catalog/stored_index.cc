@@ -19,7 +19,7 @@ StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
     return found;
   }
   const index::SourceIdentity& id = opened->id;
-  const std::unique_ptr<io::SourceBytes> source = access_.bytes(opened->fd.get(), id.size);
+  const io::Source& source = *opened->source;
   file.note_source_size(id.size);
   std::vector<std::string> not_used;  // why stored indexes were not used, for the build's origin
   std::string untrusted;              // those not believed (index_trust.h): logged once, not each load
@@ -35,7 +35,7 @@ StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
       // one a build of the file grown supersedes and removes.
       if (got.load == index::Load::kCurrent && !sample) origin.stored_file = got.file;
       if (sample || got.load == index::Load::kSameContent)
-        why = accept_same_content(file, *source, id, &got.index, &origin);
+        why = accept_same_content(file, source, id, &got.index, &origin);
       if (why.ok()) {
         found.index = std::make_shared<const index::BlockIndex>(std::move(got.index));
         found.origin = std::move(origin);
@@ -50,8 +50,8 @@ StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
     if (got.load != index::Load::kUntrusted) {
       not_used.push_back(why.message());
     } else {
-      if (reported_untrusted_.first(file.path() + '\n' + why.message()))
-        spdlog::warn("{}: index file not used, the file is indexed as if there were none: {}", file.path(),
+      if (reported_untrusted_.first(file.name() + '\n' + why.message()))
+        spdlog::warn("{}: index file not used, the file is indexed as if there were none: {}", file.name(),
                      why.message());
       untrusted += (untrusted.empty() ? "" : "; ") + why.message();
     }
@@ -65,21 +65,18 @@ StoredIndexLoader::Found StoredIndexLoader::load(CatalogFile& file) {
 
   // A sidecar published with the source, read only. Whatever its mtime and inode say, it is
   // checked against a sample of the source's blocks: it comes from elsewhere.
-  const std::string sidecar = file.path() + index::kSidecarSuffix;
-  struct stat sidecar_dir;
-  if (const base::Result<io::UniqueFd> sfd = access_.open_sidecar(file, &sidecar_dir); sfd.ok()) {
-    index::LoadedIndex got = index::read_index_file(sfd->get(), sidecar_dir, sidecar, id);
+  if (base::Result<index::LoadedIndex> got = access_.load_sidecar(file, id); got.ok()) {
     IndexOrigin from_sidecar;
-    from_sidecar.index_path = sidecar;
+    from_sidecar.index_path = access_.sidecar_name(file);
     from_sidecar.sidecar = true;
-    if (consider(std::move(got), std::move(from_sidecar), /*sample=*/true)) return found;
-  } else if (sfd.status().code() != ENOENT) {
-    not_used.push_back(sfd.status().message());
+    if (consider(std::move(got).value(), std::move(from_sidecar), /*sample=*/true)) return found;
+  } else if (got.status().code() != ENOENT) {
+    not_used.push_back(got.status().message());
   }
 
   std::string why;
   for (const std::string& r : not_used) why += (why.empty() ? "" : "; ") + r;
-  if (!why.empty()) spdlog::warn("{}: stored index not used, rebuilding: {}", file.path(), why);
+  if (!why.empty()) spdlog::warn("{}: stored index not used, rebuilding: {}", file.name(), why);
   if (!untrusted.empty()) why += (why.empty() ? "" : "; ") + untrusted;
   found.not_used = std::move(why);
   return found;
@@ -135,7 +132,7 @@ base::Status StoredIndexLoader::accept_same_content(const CatalogFile& file, con
     return base::Status::os_error(check.why.code(), "cannot validate " + named + ": " + check.why.message());
   MIBZ2_RETURN_ERROR_IF(check.kind != index::BlockCheck::kOk, EBADMSG,
                         named + " has this file's size and fingerprint but not its blocks: " + check.why.message());
-  spdlog::info("{}: index {} validated for this copy ({} of {} blocks checked in {:.0f} ms)", file.path(),
+  spdlog::info("{}: index {} validated for this copy ({} of {} blocks checked in {:.0f} ms)", file.name(),
                origin->index_path, checked, loaded->blocks.size(), secs * 1000);
   // From here on it is this file's index: refresh() and Engine::open compare with this identity.
   loaded->source = id;

@@ -12,17 +12,29 @@
 
 namespace mibz2::engine {
 
-unsigned default_decoder_threads() {
+unsigned available_cpus() {
   cpu_set_t cpus;
   CPU_ZERO(&cpus);
   const int n = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
   const unsigned count = n > 0 ? static_cast<unsigned>(n) : std::thread::hardware_concurrency();
-  return std::clamp(count, 1u, kMaxDecoderThreads);
+  return std::max(count, 1u);
 }
 
-DecoderPool::DecoderPool(unsigned threads) {
+unsigned default_decoder_threads() { return std::clamp(available_cpus(), 1u, kMaxDecoderThreads); }
+
+unsigned running_limit_for(unsigned threads) {
+  return std::min(threads ? threads : default_decoder_threads(), available_cpus());
+}
+
+DecoderPool::DecoderPool(unsigned threads, unsigned cpus) {
   if (threads == 0) threads = default_decoder_threads();
-  readahead_limit_ = threads > 1 ? threads - 1 : 1;
+  running_limit_ = cpus ? std::min(threads, cpus) : running_limit_for(threads);
+  readahead_limit_ = running_limit_ > 1 ? running_limit_ - 1 : 1;
+  for (unsigned i = 0; i < running_limit_; ++i) {
+    contexts_.push_back(std::make_unique<WorkerContext>());
+    contexts_.back()->worker_id = running_limit_ - 1 - i;
+    free_contexts_.push_back(contexts_.back().get());
+  }
   // Workers start with signals blocked, so SIGINT/SIGTERM always reach the thread that handles
   // them (the FUSE loop), never a worker in the middle of a decode.
   sigset_t all, old;
@@ -45,6 +57,9 @@ void DecoderPool::submit(Priority priority, Job job) {
   {
     std::lock_guard lk(mu_);
     queues_[static_cast<int>(priority)].push_back(std::move(job));
+    // Every place taken: the next worker to finish takes this job itself (it looks at the queues
+    // before it waits), and waking a waiting one would only send it back to sleep.
+    if (running_ >= running_limit_) return;
   }
   work_available_.notify_one();
 }
@@ -57,6 +72,7 @@ size_t DecoderPool::queued_at_or_above(Priority priority) const {
 }
 
 int DecoderPool::next_queue() const {
+  if (running_ >= running_limit_) return -1;
   if (!queues_[0].empty()) return 0;
   if (!queues_[1].empty() && readahead_running_ < readahead_limit_) return 1;
   if (!queues_[2].empty()) return 2;
@@ -67,11 +83,10 @@ void DecoderPool::run(unsigned id) {
   char name[16];
   std::snprintf(name, sizeof name, "mibz2-dec-%u", id);
   pthread_setname_np(pthread_self(), name);
-  WorkerContext ctx;
-  ctx.worker_id = id;
   for (;;) {
     Job job;
     int p;
+    WorkerContext* ctx;
     {
       std::unique_lock lk(mu_);
       // Stopping ends a worker only once every queue is empty (read-ahead held back included).
@@ -79,30 +94,39 @@ void DecoderPool::run(unsigned id) {
         return next_queue() >= 0 || (stopping_ && queues_[0].empty() && queues_[1].empty() && queues_[2].empty());
       });
       p = next_queue();
-      if (p < 0) return;  // stopping and drained
+      if (p < 0) {  // stopping and drained: the workers that waited for a place may go too
+        lk.unlock();
+        work_available_.notify_all();
+        return;
+      }
       job = std::move(queues_[p].front());
       queues_[p].pop_front();
+      ++running_;
       if (p == 1) ++readahead_running_;
+      ctx = free_contexts_.back();  // there is one: no more jobs run than there are contexts
+      free_contexts_.pop_back();
     }
     // Jobs handle their own failures (a reader's decode answers EIO, a build ends failed); this is
     // the last guard, so that nothing ever ends a worker, and with it the daemon.
     try {
-      job(ctx);
+      job(*ctx);
     } catch (const std::exception& e) {
       spdlog::error("decoder {}: a job failed: {}", id, e.what());
     }
     job = nullptr;  // what the job holds goes now, not when the next one comes
-    if (p == 1) {
-      bool more;
-      {
-        std::lock_guard lk(mu_);
-        --readahead_running_;
-        more = !queues_[1].empty();
-      }
-      if (more) work_available_.notify_one();  // read-ahead held back may run now
+    // Give back memory after a huge block rather than hold it per context.
+    if (ctx->compressed.capacity() > (16u << 20)) base::ByteBuffer().swap(ctx->compressed);
+    bool held_back;
+    {
+      std::lock_guard lk(mu_);
+      free_contexts_.push_back(ctx);
+      --running_;
+      if (p == 1) --readahead_running_;
+      // This worker takes the next job itself; another is woken only for read-ahead that was held
+      // back while this one ran read-ahead and that a free place may now run beside it.
+      held_back = p == 1 && !queues_[1].empty() && running_ + 1 < running_limit_;
     }
-    // Give back memory after a huge block rather than hold it per worker.
-    if (ctx.compressed.capacity() > (16u << 20)) base::ByteBuffer().swap(ctx.compressed);
+    if (held_back) work_available_.notify_one();
   }
 }
 

@@ -6,16 +6,25 @@
 // mutex released, so each waits independently and a push wakes exactly one (no receiver convoy:
 // no worker ever sleeps while holding the queue). A job runs with no lock held.
 //
-// Read-ahead never takes the last worker (with more than one): a decode cannot be interrupted, so
-// a reader whose block is wanted now would otherwise wait behind a block nobody has asked for yet.
-// The worker kept back takes demand and background jobs; a sequential reader that catches up
-// with its read-ahead asks for its next block at demand priority, so it is busy for it too.
+// No more jobs run at once than the process has CPUs (`running_limit`), however many workers it
+// was given: a decode is all CPU and cache (its inverse-BWT table is 3.6 MB), and more decodes at
+// once than cores only share the cores and push each other's tables out of the cache (mibz2 cat
+// -j 32 on 2 cores ran at 0.8 of -j 2). Workers beyond the limit wait for a turn, and are not
+// woken when none is free: a push notifies only when a job can start, and a worker that finishes
+// a job takes the next itself, so an oversubscribed pool costs no context switch per job.
+//
+// Read-ahead never takes the last running place (with more than one): a decode cannot be
+// interrupted, so a reader whose block is wanted now would otherwise wait behind a block nobody
+// has asked for yet. The place kept back takes demand and background jobs; a sequential reader
+// that catches up with its read-ahead asks for its next block at demand priority, so it is busy
+// for it too.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -32,25 +41,36 @@ enum class Priority : uint8_t { kDemand = 0, kReadAhead = 1, kBackground = 2 };
 // them; taskset and container cpusets shrink it), at least 1 and at most kMaxDecoderThreads.
 inline constexpr unsigned kMaxDecoderThreads = 1024;
 unsigned default_decoder_threads();
+// The CPUs this process may run on (its affinity mask), at least 1.
+unsigned available_cpus();
+// How many jobs a pool of `threads` workers (0 = default_decoder_threads()) runs at once here: the
+// workers, or the CPUs when there are fewer. What decodes at once is what memory is sized by.
+unsigned running_limit_for(unsigned threads);
 
-// What a job gets to work with: the worker's own decoder and scratch buffers.
+// What a job gets to work with: a decoder and scratch buffers, its own for the job's time. There is
+// one for each place that runs at once, not one per worker, so that workers beyond the CPUs add no
+// memory (a decoder's tables are megabytes); the one used last is handed out first, warm.
 struct WorkerContext {
   bz2::BlockDecoder decoder;
   base::ByteBuffer compressed;  // the bytes of a block read from the source file
-  unsigned worker_id = 0;
+  unsigned worker_id = 0;       // which of the contexts (0 to running_limit() - 1)
 };
 
 class DecoderPool {
  public:
   using Job = std::function<void(WorkerContext&)>;
 
-  explicit DecoderPool(unsigned threads);  // 0 = default_decoder_threads()
+  // `threads` workers (0 = default_decoder_threads()), of which at most `cpus` run jobs at once
+  // (0 = available_cpus()).
+  explicit DecoderPool(unsigned threads, unsigned cpus = 0);
   ~DecoderPool();                          // finishes queued jobs, then joins
   DecoderPool(const DecoderPool&) = delete;
   DecoderPool& operator=(const DecoderPool&) = delete;
 
   void submit(Priority priority, Job job);
-  // How many workers may run read-ahead jobs at once: all but one (1 with a single worker).
+  // How many jobs run at once: the workers, or the CPUs when there are fewer.
+  unsigned running_limit() const { return running_limit_; }
+  // How many of them may be read-ahead: all but one (1 when only one runs).
   unsigned readahead_workers() const { return readahead_limit_; }
   unsigned threads() const { return static_cast<unsigned>(workers_.size()); }
   // Jobs waiting at a priority or more urgent (for background work deciding whether to yield).
@@ -66,8 +86,12 @@ class DecoderPool {
   std::condition_variable work_available_;  // workers wait here, with mu_ released
   std::deque<Job> queues_[3];               // guarded by mu_
   bool stopping_ = false;                   // guarded by mu_
+  unsigned running_ = 0;                    // guarded by mu_: jobs being run
   unsigned readahead_running_ = 0;          // guarded by mu_: read-ahead jobs being run
+  unsigned running_limit_ = 1;              // set once, before the workers start
   unsigned readahead_limit_ = 1;            // set once, before the workers start
+  std::vector<std::unique_ptr<WorkerContext>> contexts_;  // running_limit_ of them, made before the workers
+  std::vector<WorkerContext*> free_contexts_;             // guarded by mu_: those no job holds, last used on top
   std::vector<std::thread> workers_;
 };
 

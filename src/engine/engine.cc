@@ -30,21 +30,20 @@ Engine::~Engine() = default;
 
 ReadAheadLimits Engine::readahead_limits() const {
   ReadAheadLimits l;
-  // Enough blocks ahead to keep every worker busy, twice over.
-  l.max_blocks = std::max<uint64_t>(8, 4 * uint64_t{pool_.threads()});
+  // Enough blocks ahead to keep every running place busy, twice over (workers beyond the CPUs
+  // add no decode, so no blocks ahead either).
+  l.max_blocks = std::max<uint64_t>(8, 4 * uint64_t{pool_.running_limit()});
   l.max_bytes = options_.readahead_bytes;
   return l;
 }
 
-base::Result<std::shared_ptr<Reader>> Engine::open(uint64_t file_id, const std::string& path, int fd,
+base::Result<std::shared_ptr<Reader>> Engine::open(uint64_t file_id, const std::string& path,
+                                                   std::unique_ptr<io::Source> source,
                                                    const index::SourceIdentity& opened,
                                                    std::shared_ptr<const index::BlockIndex> index) {
   // Never serve old bytes for a new file: the file opened must be the one indexed.
-  if (!(opened == index->source)) {
-    close(fd);
-    return base::Status::error(ESTALE, "the file changed since it was indexed");
-  }
-  return std::make_shared<Reader>(*this, file_id, path, fd, std::move(index));
+  if (!(opened == index->source)) return base::Status::error(ESTALE, "the file changed since it was indexed");
+  return std::make_shared<Reader>(*this, file_id, path, std::move(source), std::move(index));
 }
 
 }  // namespace mibz2::engine

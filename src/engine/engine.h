@@ -12,6 +12,7 @@
 #include "engine/engine_stats.h"
 #include "engine/readahead.h"
 #include "index/block_index.h"
+#include "io/source.h"
 
 namespace mibz2::engine {
 
@@ -34,13 +35,13 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // A Reader over the open source `fd` (taken over: closed when the Reader goes, or here on
-  // failure) whose identity, read from that descriptor, is `opened`; `path` names it in messages.
+  // A Reader over the open `source` (taken over) whose identity, read from it, is `opened`; `path`
+  // names it in messages.
   // `file_id` keys the file's blocks in the cache: reuse it when the same unchanged file is opened
   // again, so the cache carries over. Fails (ESTALE) when the file is not the file the index
   // describes. Catalog::open is the way files are opened; this is the step it ends with.
-  base::Result<std::shared_ptr<Reader>> open(uint64_t file_id, const std::string& path, int fd,
-                                             const index::SourceIdentity& opened,
+  base::Result<std::shared_ptr<Reader>> open(uint64_t file_id, const std::string& path,
+                                             std::unique_ptr<io::Source> source, const index::SourceIdentity& opened,
                                              std::shared_ptr<const index::BlockIndex> index);
   // Forgets a file's cached blocks (the file changed).
   void forget(uint64_t file_id) { cache_.erase_file(file_id); }

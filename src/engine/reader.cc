@@ -15,26 +15,18 @@
 
 namespace mibz2::engine {
 
-Reader::Reader(Engine& engine, uint64_t file_id, std::string path, int fd, std::shared_ptr<const index::BlockIndex> index)
+Reader::Reader(Engine& engine, uint64_t file_id, std::string path, std::unique_ptr<io::Source> source,
+               std::shared_ptr<const index::BlockIndex> index)
     : engine_(engine),
       file_id_(file_id),
       path_(std::move(path)),
-      fd_(fd),
       index_(std::move(index)),
-      source_(fd_, index_->source.size),
+      source_(std::move(source)),
       readahead_(engine.readahead_limits()),
       damage_reported_(index_->blocks.size(), false),
-      read_error_reported_(index_->blocks.size()) {
-  struct stat st;
-  if (fstat(fd_, &st) == 0) opened_ = io::SourceStamp::of(st);
-}
+      read_error_reported_(index_->blocks.size()) {}
 
-Reader::~Reader() { close(fd_); }
-
-bool Reader::source_unchanged() const {
-  struct stat st;
-  return fstat(fd_, &st) == 0 && io::SourceStamp::of(st) == opened_;
-}
+Reader::~Reader() = default;
 
 ssize_t Reader::read(uint64_t offset, size_t length, uint8_t* out, ReadFailure* why) {
   std::vector<Slice> slices;
@@ -395,7 +387,7 @@ void Reader::queue_decode(const std::shared_ptr<InFlight>& entry, uint64_t block
 Reader::Outcome Reader::decode(uint64_t block, WorkerContext& ctx) {
   EngineStats& st = engine_.stats();
   auto decoded = std::make_shared<DecodedBlock>();
-  const index::BlockCheck c = index::check_block(*index_, block, source_, ctx.decoder, ctx.compressed, decoded->bytes);
+  const index::BlockCheck c = index::check_block(*index_, block, *source_, ctx.decoder, ctx.compressed, decoded->bytes);
   switch (c.kind) {
     case index::BlockCheck::kOk: break;
     case index::BlockCheck::kReadError:

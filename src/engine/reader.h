@@ -36,6 +36,7 @@
 #include "engine/read_failure.h"
 #include "engine/readahead.h"
 #include "index/block_index.h"
+#include "io/source.h"
 #include "io/source_bytes.h"
 #include "io/source_stamp.h"
 
@@ -53,7 +54,8 @@ struct Slice {
 class Reader : public std::enable_shared_from_this<Reader> {
  public:
   // Use Engine::open.
-  Reader(Engine& engine, uint64_t file_id, std::string path, int fd, std::shared_ptr<const index::BlockIndex> index);
+  Reader(Engine& engine, uint64_t file_id, std::string path, std::unique_ptr<io::Source> source,
+         std::shared_ptr<const index::BlockIndex> index);
   ~Reader();
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
@@ -82,14 +84,14 @@ class Reader : public std::enable_shared_from_this<Reader> {
   uint64_t size() const { return index_->decompressed_size; }
   const index::BlockIndex& index() const { return *index_; }
   const std::shared_ptr<const index::BlockIndex>& shared_index() const { return index_; }
-  // The source as it was when this Reader was made (fstat of its descriptor: which file, and which
-  // content of it by size, mtime and ctime).
-  const io::SourceStamp& opened_stamp() const { return opened_; }
-  // Whether the source still is that content: its descriptor's fstat gives the same stamp. False
-  // also when fstat fails. A rewrite in place changes the mtime and the ctime (also one that puts
-  // the mtime back), so a true answer means nothing was written since; a file replaced by a rename
-  // keeps its stamp here (the descriptor reads the old file) and is told by its path.
-  bool source_unchanged() const;
+  // The source as it was when it was opened (which file, and which content of it: io/source.h).
+  const io::SourceStamp& opened_stamp() const { return source_->stamp(); }
+  // Whether the source still is that content (a file: its descriptor's fstat gives the same stamp;
+  // false also when that cannot be told). A rewrite in place changes the mtime and the ctime (also
+  // one that puts the mtime back), so a true answer means nothing was written since; a file
+  // replaced by a rename keeps its stamp here (the descriptor reads the old file) and is told by
+  // its path.
+  bool source_unchanged() const { return source_->unchanged(); }
   const std::string& path() const { return path_; }
   uint64_t file_id() const { return file_id_; }
 
@@ -158,10 +160,8 @@ class Reader : public std::enable_shared_from_this<Reader> {
   Engine& engine_;
   const uint64_t file_id_;
   const std::string path_;
-  const int fd_;
   const std::shared_ptr<const index::BlockIndex> index_;
-  const io::FdBytes source_;  // fd_, read by position up to the size the index describes
-  io::SourceStamp opened_;  // opened_stamp()
+  const std::unique_ptr<io::Source> source_;  // read by position, up to the size the index describes
   std::function<void(const std::string& what)> on_mismatch_;
   std::atomic<bool> distrusted_{false};  // distrusted(): set once, never cleared
   // The first mismatch found (block and what), for the reads failed after it: written once, by the

@@ -21,26 +21,25 @@ namespace {
 
 catalog::FrontDoorOptions door_options(const FilesystemOptions& options, const catalog::SourceAccess& access) {
   return {.threads = options.threads, .cache_size = options.cache_size, .index_dir = options.index_dir,
-          .access = &access};
+          .access = &access, .named_index = options.named_index};
 }
 
-// SOURCE opened once, before anything else reads it; its identity for the root node.
-struct stat open_root(io::SourceRoot& root, const std::string& path) {
+// SOURCE's identity for the root node.
+struct stat stat_root(const io::SourceRoot& root) {
   struct stat st{};
-  if (const int err = root.open(path); err != 0)
-    spdlog::error("{}: cannot open SOURCE: {}", path, std::strerror(err));
-  else if (const int e2 = root.lstat("", &st); e2 != 0)
-    spdlog::error("{}: cannot stat SOURCE: {}", path, std::strerror(e2));
+  if (const int err = root.lstat("", &st); err != 0)
+    spdlog::error("{}: cannot stat SOURCE: {}", root.path(), std::strerror(err));
   return st;
 }
 
 }  // namespace
 
-Filesystem::Filesystem(const FilesystemOptions& options)
+Filesystem::Filesystem(const FilesystemOptions& options, MountSource source)
     : options_(options),
-      root_stat_(open_root(root_, options.source)),
-      access_(root_),
-      door_(std::make_unique<catalog::FrontDoor>(door_options(options, access_))),
+      source_(std::move(source)),
+      root_(*source_.root),
+      root_stat_(stat_root(root_)),
+      door_(std::make_unique<catalog::FrontDoor>(door_options(options, *source_.access))),
       catalog_(door_->catalog()),
       inodes_(root_, io::SourceStamp::of(root_stat_), catalog_),
       source_watcher_(root_),
@@ -89,6 +88,8 @@ Filesystem::~Filesystem() {
 void Filesystem::set_session(fuse_session* se) {
   session_ = se;
   notifier_.start(se);
+  // A remote SOURCE tells nothing of its changes: it is looked at again instead (remote_source_root.h).
+  if (!root_.watchable()) return;
   source_watcher_.start(
       FUSE_ROOT_ID, io::SourceStamp::of(root_stat_),
       [this](const std::vector<SourceWatcher::Change>& changes) { drop_changed(inodes_, notifier_, changes); },
@@ -115,7 +116,7 @@ void Filesystem::retire(const catalog::FileRef& file) {
     notifier_.invalidate_inode(r->ino);
     if (r->parent) notifier_.invalidate_entry(r->parent, r->name);
   } catch (const std::exception& e) {  // out of memory: the old node still answers ESTALE
-    spdlog::error("{}: cannot retire its node: {}", file->path(), e.what());
+    spdlog::error("{}: cannot retire its node: {}", file->name(), e.what());
   }
 }
 
@@ -130,7 +131,7 @@ void Filesystem::walk_tree() {
     catalog_.prepare(node->file, catalog::Catalog::Need::kSoon);
     ++files;
   });
-  spdlog::info("found {} compressed files under {}; {} still to index", files, options_.source, catalog_.pending());
+  spdlog::info("found {} compressed files under {}; {} still to index", files, root_.path(), catalog_.pending());
 }
 
 // Threads of our own end with a log line, never with an exception (which would end the daemon).

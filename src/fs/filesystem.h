@@ -18,7 +18,7 @@
 
 #include "catalog/catalog.h"
 #include "catalog/front_door.h"
-#include "fs/beneath_access.h"
+#include "fs/mount_source.h"
 #include "fs/filesystem_options.h"
 #include "fs/inode_table.h"
 #include "fs/kernel_notifier.h"
@@ -31,7 +31,8 @@ namespace mibz2::fs {
 
 class Filesystem {
  public:
-  explicit Filesystem(const FilesystemOptions& options);
+  // Serves `source` (open_mount_source's: SOURCE as options.source names it).
+  Filesystem(const FilesystemOptions& options, MountSource source);
   ~Filesystem();  // stops the tree walk, the catalog's builds and the pool
   Filesystem(const Filesystem&) = delete;
   Filesystem& operator=(const Filesystem&) = delete;
@@ -56,9 +57,10 @@ class Filesystem {
   void retire(const catalog::FileRef& file);
 
   FilesystemOptions options_;
-  io::SourceRoot root_;        // SOURCE: everything under it is reached through this
+  MountSource source_;        // SOURCE: everything under it is reached through source_.root, and
+                              // the catalog reaches its files through source_.access
+  const io::SourceRoot& root_;
   struct stat root_stat_;
-  BeneathAccess access_;      // the catalog's way to sources: beneath root_, the node's file only
   std::unique_ptr<catalog::FrontDoor> door_;  // the index store, the engine and the catalog
   catalog::Catalog& catalog_;  // door_'s: every decompressed file's index life
   InodeTable inodes_;

@@ -13,6 +13,7 @@ struct FilesystemOptions {
   unsigned threads = 0;      // decoder threads; 0: engine::default_decoder_threads()
   uint64_t cache_size = 0;   // decoded-block cache in bytes; 0: engine::default_cache_size()
   std::string index_dir;     // empty: index::default_index_dir()
+  std::string named_index;   // -o index=: the index of the one file shown (a path or a URL), or empty
 };
 
 }  // namespace mibz2::fs

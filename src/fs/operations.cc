@@ -22,11 +22,14 @@ namespace mibz2::fs {
 namespace {
 
 constexpr double kNegativeTimeout = 1.0;  // how long the kernel may remember a missing name
+constexpr double kLocalTimeout = 3600.0;
+constexpr double kRemoteTimeout = 2.0;
 
 }  // namespace
 
 Operations::Operations(const Parts& parts)
     : parts_(parts),
+      timeout_(parts.root.watchable() ? kLocalTimeout : kRemoteTimeout),
       attributes_(parts.root, parts.door.catalog()),
       xattrs_(parts.root, parts.door.engine(), parts.door.catalog(), parts.inodes, parts.watcher) {}
 
@@ -56,7 +59,7 @@ int Operations::make_entry(Node& dir, const catalog::ShownEntry& e, fuse_entry_p
 
 void Operations::init(fuse_conn_info* conn) {
   configure_connection(conn);
-  spdlog::info("mounted {} at {} ({} decoder threads, cache {} MiB, index dir {})", parts_.options.source,
+  spdlog::info("mounted {} at {} ({} decoder threads, cache {} MiB, index dir {})", parts_.root.path(),
                parts_.options.mountpoint, parts_.door.engine().pool().threads(),
                parts_.door.engine().cache().capacity() >> 20,
                parts_.door.store().dir().empty() ? "(none)" : parts_.door.store().dir());
@@ -226,7 +229,7 @@ int Operations::open_decompressed(fuse_req_t req, const Node& node, FileHandle* 
   }
   if (!handle->file) {
     const bool interrupted = error.code() == EINTR;  // the wait was stopped, the build goes on
-    if (!interrupted) spdlog::warn("{}: cannot open: {}", node.source, error.message());
+    if (!interrupted) spdlog::warn("{}: cannot open: {}", node.file->name(), error.message());
     return interrupted ? EINTR : EIO;
   }
   // The source changed again while its index was made: that index is another node's.

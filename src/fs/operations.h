@@ -64,11 +64,13 @@ class Operations {
   static int reply_xattr(fuse_req_t req, const std::string& value, size_t size);
 
   Parts parts_;
+  // Attribute and entry cache time. A local SOURCE: an hour, since a node's attributes never change
+  // (a new content is a new node), a stale node answers ESTALE at open, and the source watcher has
+  // the kernel drop the names a change concerns. A remote one tells of no change: a few seconds,
+  // after which the kernel asks again and the object is looked at again (remote_source_root.h).
+  const double timeout_;
   NodeAttributes attributes_;
   ExtendedAttributes xattrs_;
-  double timeout_ = 3600.0;  // attribute and entry cache time: a node's attributes never change (a
-                             // new content is a new node), a stale node answers ESTALE at open, and
-                             // the source watcher has the kernel drop the names a change concerns
 };
 
 }  // namespace mibz2::fs

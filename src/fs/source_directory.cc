@@ -1,12 +1,10 @@
 #include "fs/source_directory.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include "index/bzip2_head.h"
 #include "io/descriptor_limit.h"
@@ -25,33 +23,23 @@ bool head_is_bzip2(int fd, bool* sure) {
   return yes != 0;
 }
 
-// An entry of an open directory: never followed, never blocking, never a controlling terminal.
-bool entry_is_bzip2(int dirfd, const char* name, bool* sure) {
-  const int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    io::note_open_errno(errno);
-    return false;
-  }
+// A regular file beneath SOURCE, opened as every file is (never followed, never blocking).
+bool file_is_bzip2(const io::SourceRoot& root, const std::string& rel, bool* sure) {
   struct stat st;
-  const bool yes = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && head_is_bzip2(fd, sure);
+  const int fd = root.open(rel, io::SourceRoot::Kind::kRegular, &st);
+  if (fd < 0) return false;
+  const bool yes = head_is_bzip2(fd, sure);
   close(fd);
   return yes;
 }
 
 // A symlink is shown like the file it points to (decompressed) only when its target is relative
 // and names a regular bzip2 file beneath SOURCE, reached without any further symlink.
-bool link_leads_to_bzip2(const io::SourceRoot& root, int dirfd, const std::string& link, const char* name, bool* sure) {
-  char buf[4096];
-  const ssize_t n = readlinkat(dirfd, name, buf, sizeof buf);
-  if (n <= 0 || static_cast<size_t>(n) == sizeof buf) return false;
-  const auto target = io::lexically_beneath(link, std::string(buf, static_cast<size_t>(n)));
-  if (!target) return false;
-  struct stat st;
-  const int fd = root.open(*target, io::SourceRoot::Kind::kRegular, &st);
-  if (fd < 0) return false;
-  const bool yes = head_is_bzip2(fd, sure);
-  close(fd);
-  return yes;
+bool link_leads_to_bzip2(const io::SourceRoot& root, const std::string& link, bool* sure) {
+  std::string target;
+  if (root.readlink(link, &target) != 0) return false;
+  const auto beneath = io::lexically_beneath(link, target);
+  return beneath && file_is_bzip2(root, *beneath, sure);
 }
 
 }  // namespace
@@ -61,32 +49,22 @@ int list_source_directory(const io::SourceRoot& root, const std::string& dir, st
   bool ignored;
   if (!sure) sure = &ignored;
   *sure = true;
-  struct stat dst;
-  const int fd = root.open(dir, io::SourceRoot::Kind::kDirectory, &dst);
-  if (fd < 0) return -fd;
-  DIR* d = fdopendir(fd);
-  if (!d) {
-    const int err = errno;
-    close(fd);
-    return err;
-  }
-  const int dfd = dirfd(d);
-  while (dirent* de = readdir(d)) {
-    if (!std::strcmp(de->d_name, ".") || !std::strcmp(de->d_name, "..")) continue;
-    struct stat st;
-    if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // vanished meanwhile
-    catalog::SourceEntry e{de->d_name, catalog::SourceEntry::Type::kOther, false, io::SourceStamp::of(st)};
-    if (S_ISDIR(st.st_mode)) e.type = catalog::SourceEntry::Type::kDirectory;
-    else if (S_ISLNK(st.st_mode)) e.type = catalog::SourceEntry::Type::kSymlink;
-    else if (S_ISREG(st.st_mode)) e.type = catalog::SourceEntry::Type::kRegular;
+  std::vector<io::SourceRoot::Entry> listed;
+  if (const int err = root.list(dir, &listed)) return err;
+  for (io::SourceRoot::Entry& l : listed) {
+    catalog::SourceEntry e{std::move(l.name), catalog::SourceEntry::Type::kOther, false, io::SourceStamp::of(l.st)};
+    if (S_ISDIR(l.st.st_mode)) e.type = catalog::SourceEntry::Type::kDirectory;
+    else if (S_ISLNK(l.st.st_mode)) e.type = catalog::SourceEntry::Type::kSymlink;
+    else if (S_ISREG(l.st.st_mode)) e.type = catalog::SourceEntry::Type::kRegular;
     else continue;  // devices, fifos and sockets are not mirrored
-    if (e.type == catalog::SourceEntry::Type::kRegular && catalog::decompressed_name(e.name))
-      e.is_bzip2 = entry_is_bzip2(dfd, de->d_name, sure);
-    else if (e.type == catalog::SourceEntry::Type::kSymlink && catalog::decompressed_name(e.name))
-      e.is_bzip2 = link_leads_to_bzip2(root, dfd, io::join_rel(dir, e.name), de->d_name, sure);
+    if (catalog::decompressed_name(e.name) && e.type != catalog::SourceEntry::Type::kDirectory) {
+      const std::string rel = io::join_rel(dir, e.name);
+      if (l.bzip2) e.is_bzip2 = *l.bzip2 && e.type == catalog::SourceEntry::Type::kRegular;
+      else if (e.type == catalog::SourceEntry::Type::kRegular) e.is_bzip2 = file_is_bzip2(root, rel, sure);
+      else e.is_bzip2 = link_leads_to_bzip2(root, rel, sure);
+    }
     out->push_back(std::move(e));
   }
-  closedir(d);
   return 0;
 }
 

@@ -10,6 +10,13 @@ namespace {
 
 BlockCheck mismatch(std::string why) { return {BlockCheck::kMismatch, base::Status::error(EBADMSG, std::move(why))}; }
 
+// The '\n' bytes of the whole file by its records (all known where the line count is).
+uint64_t newline_total(const BlockIndex& idx) {
+  uint64_t total = 0;
+  for (uint32_t n : idx.newlines) total += n;
+  return total;
+}
+
 }  // namespace
 
 BlockCheck check_block(const BlockIndex& idx, size_t block, const io::SourceBytes& source, bz2::BlockDecoder& decoder,
@@ -56,6 +63,11 @@ BlockCheck check_block(const BlockIndex& idx, size_t block, const io::SourceByte
   if (idx.has_line_counts() && idx.newlines[block] != kUnknownNewlines &&
       count_newlines(out.data(), out.size()) != idx.newlines[block])
     return mismatch("the block holds another number of newlines than its record says");
+  // The file's last block also vouches for the line count's last line: parsing checked that the
+  // count is the sum of the blocks' counts or one more, and which of the two is this byte's to say.
+  if (block + 1 == idx.blocks.size() && idx.line_count != kUnknownLines && !out.empty() &&
+      idx.line_count != newline_total(idx) + (out.data()[out.size() - 1] != '\n'))
+    return mismatch("the file's line count is not what its last block ends with");
   return {};
 }
 

@@ -2,8 +2,8 @@
 // cause a rebuild, never wrong bytes" (every read, engine/reader.cc) and "a copy's index is
 // validated by sampling" (the Catalog, when a stored index's content identity matches but its
 // mtime or inode do not): the block is read with what must surround it in one request, decoded,
-// and its decoded length, stored CRC, end bit and newline count compared with the record
-// (index/FORMAT.md, "Identity").
+// and its decoded length, stored CRC, end bit and newline count compared with the record, and the
+// last block's last byte with the file's line count (index/FORMAT.md, "Identity").
 #pragma once
 
 #include <cstddef>
@@ -37,8 +37,10 @@ struct BlockCheck {
 // using `decoder` and `compressed` as scratch, and checks it against `index`: a stream's first
 // block after a gap follows its header, a block the next record does not start right after is
 // followed by an end-of-stream marker, and the block decodes (CRC passes) to the record's size, CRC,
-// bit length and newline count (when the index has line counts). A record that says "sound" and
-// does not decode is a mismatch too: an index builder that decoded it would have marked it.
+// bit length and newline count (when the index has line counts); the last block's last byte must
+// be what the file's line count says (a newline, or a last line without one). A record that says
+// "sound" and does not decode is a mismatch too: an index builder that decoded it would have
+// marked it.
 BlockCheck check_block(const BlockIndex& index, size_t block, const io::SourceBytes& source, bz2::BlockDecoder& decoder,
                        base::ByteBuffer& compressed, base::ByteBuffer& out);
 

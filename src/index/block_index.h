@@ -3,12 +3,12 @@
 // search and says which blocks are damaged.
 #pragma once
 
-#include <sys/stat.h>
-
 #include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "io/source_stamp.h"
 
 namespace mibz2::index {
 
@@ -79,12 +79,10 @@ struct SourceIdentity {
     return same_stat(o) && fingerprint == o.fingerprint;
   }
 
-  // Size, mtime, inode and ctime from stat (fingerprint 0: it needs a read).
-  static SourceIdentity from_stat(const struct stat& st) {
-    return {static_cast<uint64_t>(st.st_size),
-            static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec),
-            static_cast<uint64_t>(st.st_ino), 0,
-            static_cast<uint64_t>(st.st_ctim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_ctim.tv_nsec)};
+  // Size, mtime, inode and ctime from a source's stamp (io/source_stamp.h: a file's stat; a remote
+  // object's version); fingerprint 0: it needs a read.
+  static SourceIdentity from_stamp(const io::SourceStamp& st) {
+    return {st.size, st.mtime_ns, st.inode, 0, st.ctime_ns};
   }
   // The same file as far as stat can tell (size, mtime, inode; not the fingerprint).
   bool same_stat(const SourceIdentity& o) const { return size == o.size && mtime_ns == o.mtime_ns && inode == o.inode; }

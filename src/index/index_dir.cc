@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 namespace mibz2::index {
 
@@ -20,6 +22,13 @@ DefaultIndexDir choose_default_index_dir(const IndexDirEnvironment& env) {
 
 DefaultIndexDir default_index_dir_of_process() {
   return choose_default_index_dir({std::getenv("XDG_CACHE_HOME"), std::getenv("HOME"), geteuid() == 0});
+}
+
+std::string named_index_dir(const std::string& given) {
+  if (given.empty() || given[0] == '/') return given;
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(given, ec);
+  return ec ? given : abs.string();
 }
 
 std::string ensure_private_dir(const std::string& dir, uid_t owner) {

@@ -37,6 +37,13 @@ DefaultIndexDir choose_default_index_dir(const IndexDirEnvironment& env);
 // The rule for this process (its environment and effective uid).
 DefaultIndexDir default_index_dir_of_process();
 
+// A directory named by the user (--index-dir, -o index_dir=, the Python module's index_dir=) as
+// IndexStore must be given it: made absolute from the working directory, without resolving a
+// symlink. The store opens the directory named without following a symlink as its last component
+// and refuses one (index_store.h); resolving the path first (realpath) would hand it the link's
+// target, and indexes would go where the link points after all.
+std::string named_index_dir(const std::string& given);
+
 // Creates `dir` (its last component only, mode 0700) if it is missing, then checks that it is a
 // directory, not a symlink, owned by `owner`, and writable by no one else: a directory where
 // others could plant or swap index files, or that points elsewhere, is refused. Returns "" when

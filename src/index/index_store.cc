@@ -123,20 +123,32 @@ base::Result<uint64_t> fingerprint_of(const io::SourceBytes& source, uint64_t si
   return xxh3(buf.data(), buf.size());
 }
 
-base::Result<SourceIdentity> identify_source(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    const int e = errno;
-    return base::Status::os_error(e, "cannot stat: " + io::errno_words(e));
-  }
-  SourceIdentity id = SourceIdentity::from_stat(st);
+namespace {
+
+// The identity of a source whose stamp is `stamp`, its bytes read through `bytes`.
+base::Result<SourceIdentity> identified(const io::SourceStamp& stamp, const io::SourceBytes& bytes) {
+  SourceIdentity id = SourceIdentity::from_stamp(stamp);
   // The fingerprint is half of the content identity (with the size): it names the index file, and
   // catches a file rewritten in place with its size and mtime restored (FORMAT.md: the first and
   // last 64 KiB, or the whole file when it is no larger than both).
-  const base::Result<uint64_t> fingerprint = fingerprint_of(io::FdBytes(fd, id.size), id.size);
+  const base::Result<uint64_t> fingerprint = fingerprint_of(bytes, id.size);
   MIBZ2_FORWARD_IF_ERROR(fingerprint);
   id.fingerprint = *fingerprint;
   return id;
+}
+
+}  // namespace
+
+base::Result<SourceIdentity> identify_source(int fd) {
+  const base::Result<io::SourceStamp> stamp = io::stamp_of(fd);
+  MIBZ2_FORWARD_IF_ERROR(stamp);
+  return identified(*stamp, io::FdBytes(fd, stamp->size));
+}
+
+base::Result<SourceIdentity> identify_source(const io::Source& source) {
+  const base::Result<io::SourceStamp> stamp = source.stamp_now();
+  MIBZ2_FORWARD_IF_ERROR(stamp);
+  return identified(*stamp, source);
 }
 
 uint64_t max_index_file_size(uint64_t source_size) {
@@ -168,6 +180,21 @@ LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& n
   const ssize_t n = io::pread_full(fd, bytes.data(), bytes.size(), 0);
   if (n < 0 || static_cast<size_t>(n) != bytes.size())
     return refused(Load::kInvalid, n < 0 ? errno : EIO, "cannot read " + name);
+  got = judge_index_bytes(bytes, name, id);
+  if (got.load == Load::kCurrent || got.load == Load::kSameContent)
+    got.file = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+  return got;
+}
+
+LoadedIndex judge_index_bytes(std::span<const uint8_t> bytes, const std::string& name, const SourceIdentity& id) {
+  LoadedIndex got;
+  auto refused = [&](Load load, int code, std::string why) {
+    got.load = load;
+    got.why = base::Status::error(code, std::move(why));
+    return std::move(got);
+  };
+  if (bytes.size() > max_index_file_size(id.size))
+    return refused(Load::kInvalid, EFBIG, name + ": larger than any index of this source can be");
   base::Result<BlockIndex> parsed = parse(bytes);
   if (!parsed.ok()) return refused(Load::kInvalid, EBADMSG, name + ": " + parsed.status().message());
   BlockIndex& idx = *parsed;
@@ -175,7 +202,6 @@ LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& n
     return refused(Load::kStale, ESTALE, name + ": an index of other content (its size or fingerprint is not the source's)");
   got.load = idx.source.same_stat(id) ? Load::kCurrent : Load::kSameContent;
   got.index = std::move(idx);
-  got.file = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
   return got;
 }
 

@@ -9,10 +9,12 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "base/status.h"
 #include "index/block_index.h"
+#include "io/source.h"
 #include "io/source_bytes.h"
 
 namespace mibz2::index {
@@ -23,6 +25,8 @@ std::string default_index_dir();
 // Size, mtime, inode and the fingerprint (XXH3-64 of the first and last 64 KiB) of an open file;
 // or why they cannot be had (the machine's: the stat or a read failed, or the file shrank).
 base::Result<SourceIdentity> identify_source(int fd);
+// The same of an opened source of any kind: its stamp now, and the fingerprint read through it.
+base::Result<SourceIdentity> identify_source(const io::Source& source);
 // The fingerprint of the first `size` bytes of `source`, as identify_source takes it of a file of
 // that size (so also the fingerprint a file that grew had at that size); or why it cannot be had
 // (a read failed; EIO: the source is shorter).
@@ -73,6 +77,11 @@ struct LoadedIndex {
 // only as the trust rule says (index_trust.h, with fstat of `fd` itself), no larger than an index
 // of that source can be, every field checked (index_format.h), then the identity compared.
 LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& name, const SourceIdentity& id);
+// The part of read_index_file that looks at the bytes alone, for an index whose bytes came from
+// elsewhere (a remote object's sidecar, as trusted as the object: FORMAT.md): no larger than an
+// index of that source can be, every field checked, then the identity compared. `file` is left
+// unknown.
+LoadedIndex judge_index_bytes(std::span<const uint8_t> bytes, const std::string& name, const SourceIdentity& id);
 
 // Writes `index` atomically as `name` in the directory open at `dir_fd`: a temporary file beside
 // it, named after `name`, this host and this process (".tmp.HOST.PID.XXXXXX", created

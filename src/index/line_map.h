@@ -5,7 +5,10 @@
 //
 // What the index cannot tell is said as such (ENODATA, with why), never guessed: an index without
 // line counts (format version 2), and every line after a damaged block (its newlines, and after an
-// undecodable one even its size, are unknown). Lines before the first damage are known.
+// undecodable one even its size, are unknown). Lines before the first damage are known. What it
+// tells is the index's counts, checked as FORMAT.md says ("What is checked about line numbers"):
+// their sum when the index is parsed, each count (and the last line) when its block is decoded;
+// the block holding line N is checked here, the blocks before it are not.
 #pragma once
 
 #include <sys/types.h>

@@ -15,7 +15,8 @@ std::string errno_words(int error) {
 
 std::string SourceRead::describe() const {
   return "read error at byte " + std::to_string(at) + " (a read of " + std::to_string(length) +
-         (length == 1 ? " byte): " : " bytes): ") + errno_words(error);
+         (length == 1 ? " byte): " : " bytes): ") +
+         (changed ? "the source changed since it was opened (ESTALE)" : errno_words(error));
 }
 
 SourceRead FdBytes::read_at(uint64_t offset, size_t len, uint8_t* out) const {

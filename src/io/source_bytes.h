@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -28,10 +29,15 @@ struct [[nodiscard]] SourceRead {
   int error = 0;      // the errno of a read that failed (count is then 0), or 0
   uint64_t at = 0;    // a failed read: the byte offset of the request that failed (the bad bytes
   size_t length = 0;  // are somewhere in its `length` bytes: a file system fails a whole request)
+  // The source is no longer the content it was opened on (a remote object replaced: its ETag
+  // changed), so no read of it will give that content's bytes again; error is then ESTALE.
+  bool changed = false;
 
   bool failed() const { return error != 0; }
   static SourceRead failure(int error, uint64_t at, size_t length) { return {0, error, at, length}; }
-  // "read error at byte 2097148 (a read of 1048596 bytes): Input/output error (EIO)".
+  static SourceRead changed_failure(uint64_t at, size_t length) { return {0, ESTALE, at, length, true}; }
+  // "read error at byte 2097148 (a read of 1048596 bytes): Input/output error (EIO)", or for a
+  // changed source "... : the source changed since it was opened (ESTALE)".
   std::string describe() const;
 };
 

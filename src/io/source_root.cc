@@ -2,6 +2,7 @@
 
 #include "io/descriptor_limit.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/statvfs.h>
@@ -11,6 +12,7 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstring>
 #include <vector>
 
 #include "io/fd_io.h"
@@ -74,29 +76,29 @@ int walk_open(int root, const std::string& rel, int flags) {
 
 }  // namespace
 
-int SourceRoot::open(const std::string& root) {
+int LocalSourceRoot::open(const std::string& root) {
   path_ = root;
   fd_ = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | kSafeFlags);
   return fd_ >= 0 ? 0 : note_open_errno(errno);
 }
 
-SourceRoot::~SourceRoot() {
+LocalSourceRoot::~LocalSourceRoot() {
   if (fd_ >= 0) close(fd_);
 }
 
-std::string SourceRoot::absolute(const std::string& rel) const {
+std::string LocalSourceRoot::absolute(const std::string& rel) const {
   if (rel.empty()) return path_;
   return path_ == "/" ? "/" + rel : path_ + "/" + rel;
 }
 
-std::optional<std::string> SourceRoot::relative(const std::string& abs) const {
+std::optional<std::string> LocalSourceRoot::relative(const std::string& abs) const {
   if (abs == path_) return std::string();
   const std::string prefix = path_ == "/" ? "/" : path_ + "/";
   if (abs.size() <= prefix.size() || abs.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
   return abs.substr(prefix.size());
 }
 
-int SourceRoot::open_beneath(const std::string& rel, int flags) const {
+int LocalSourceRoot::open_beneath(const std::string& rel, int flags) const {
   if (rel.empty()) {
     const int fd = openat(fd_, ".", flags);
     return fd >= 0 ? fd : -note_open_errno(errno);
@@ -114,7 +116,7 @@ int SourceRoot::open_beneath(const std::string& rel, int flags) const {
   return walk_open(fd_, rel, flags);
 }
 
-int SourceRoot::open(const std::string& rel, Kind kind, struct stat* st) const {
+int LocalSourceRoot::open(const std::string& rel, Kind kind, struct stat* st) const {
   const int fd = open_beneath(rel, O_RDONLY | kSafeFlags | (kind == Kind::kDirectory ? O_DIRECTORY : 0));
   if (fd < 0) return fd;
   int err = 0;
@@ -128,7 +130,7 @@ int SourceRoot::open(const std::string& rel, Kind kind, struct stat* st) const {
   return fd;
 }
 
-int SourceRoot::open_parent(const std::string& rel, std::string* name) const {
+int LocalSourceRoot::open_parent(const std::string& rel, std::string* name) const {
   const size_t slash = rel.rfind('/');
   *name = slash == std::string::npos ? rel : rel.substr(slash + 1);
   if (name->empty() || *name == "." || *name == "..") return -EINVAL;
@@ -136,7 +138,7 @@ int SourceRoot::open_parent(const std::string& rel, std::string* name) const {
                       O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
-int SourceRoot::open_in_dir(const std::string& rel, struct stat* st, struct stat* dir_st) const {
+int LocalSourceRoot::open_in_dir(const std::string& rel, struct stat* st, struct stat* dir_st) const {
   std::string name;
   const int dir = open_parent(rel, &name);
   if (dir < 0) return dir;
@@ -145,7 +147,7 @@ int SourceRoot::open_in_dir(const std::string& rel, struct stat* st, struct stat
   return fd;
 }
 
-int SourceRoot::lstat(const std::string& rel, struct stat* st) const {
+int LocalSourceRoot::lstat(const std::string& rel, struct stat* st) const {
   if (rel.empty()) return fstat(fd_, st) == 0 ? 0 : errno;
   std::string name;
   const int dir = open_parent(rel, &name);
@@ -156,7 +158,28 @@ int SourceRoot::lstat(const std::string& rel, struct stat* st) const {
   return rc == 0 ? 0 : err;
 }
 
-int SourceRoot::readlink(const std::string& rel, std::string* target) const {
+int LocalSourceRoot::list(const std::string& rel, std::vector<Entry>* out) const {
+  struct stat dst;
+  const int fd = open(rel, Kind::kDirectory, &dst);
+  if (fd < 0) return -fd;
+  DIR* d = fdopendir(fd);
+  if (!d) {
+    const int err = errno;
+    close(fd);
+    return err;
+  }
+  const int dfd = dirfd(d);
+  while (dirent* de = readdir(d)) {
+    if (!std::strcmp(de->d_name, ".") || !std::strcmp(de->d_name, "..")) continue;
+    Entry e{de->d_name, {}, std::nullopt};
+    if (fstatat(dfd, de->d_name, &e.st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // vanished meanwhile
+    out->push_back(std::move(e));
+  }
+  closedir(d);
+  return 0;
+}
+
+int LocalSourceRoot::readlink(const std::string& rel, std::string* target) const {
   std::string name;
   const int dir = open_parent(rel, &name);
   if (dir < 0) return -dir;
@@ -169,9 +192,9 @@ int SourceRoot::readlink(const std::string& rel, std::string* target) const {
   return 0;
 }
 
-int SourceRoot::statvfs(struct statvfs* out) const { return fstatvfs(fd_, out) == 0 ? 0 : errno; }
+int LocalSourceRoot::statvfs(struct statvfs* out) const { return fstatvfs(fd_, out) == 0 ? 0 : errno; }
 
-void SourceRoot::use_component_walk_for_testing(bool yes) { openat2_state.store(yes ? -1 : 0); }
+void LocalSourceRoot::use_component_walk_for_testing(bool yes) { openat2_state.store(yes ? -1 : 0); }
 
 std::optional<std::string> lexically_beneath(const std::string& link_rel, const std::string& target) {
   if (target.empty() || target[0] == '/') return std::nullopt;

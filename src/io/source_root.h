@@ -1,4 +1,4 @@
-// The one way anything under SOURCE is reached. SOURCE is a directory that other users and
+// The one way anything under SOURCE is reached. A local SOURCE is a directory that other users and
 // programs write into, so every name in it is hostile: a path is resolved relative to a descriptor
 // of SOURCE, beneath it, never through a symlink in any component (openat2 with
 // RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS; where the kernel lacks openat2, a
@@ -16,42 +16,82 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mibz2::io {
 
+// SOURCE, as the mount reaches it: a local directory (LocalSourceRoot, below) or a remote object
+// or S3 prefix (remote_source_root.h). The mount asks only these questions of it.
 class SourceRoot {
  public:
   enum class Kind { kRegular, kDirectory };
 
-  // Opens the directory `root` (an absolute path). Returns 0 or an errno value.
-  int open(const std::string& root);
-  ~SourceRoot();
-  SourceRoot() = default;
-  SourceRoot(const SourceRoot&) = delete;
-  SourceRoot& operator=(const SourceRoot&) = delete;
+  // An entry of a directory, as listed: its own attributes (a symlink's, not its target's), and
+  // what the tree knows of its content without reading it: nothing (nullopt) for a local file,
+  // whose head the lister reads; true for a remote object, taken for bzip2 when its name looks
+  // compressed and checked when it is opened (reading every head would cost a listing a request
+  // per entry).
+  struct Entry {
+    std::string name;
+    struct stat st;
+    std::optional<bool> bzip2;
+  };
 
-  const std::string& path() const { return path_; }
-  // SOURCE's absolute path joined with a relative one (for messages and the index store's names).
-  std::string absolute(const std::string& rel) const;
-  // The inverse: the path relative to SOURCE of an absolute path made by absolute(), or nullopt.
-  std::optional<std::string> relative(const std::string& abs) const;
+  virtual ~SourceRoot() = default;
+
+  // SOURCE as the user named it (a URL with no secret in it, for a remote one).
+  virtual const std::string& path() const = 0;
+  // SOURCE's name joined with a relative path: the file's name in messages, in the index store
+  // and in the catalog (a remote object's URL, as its source access takes it).
+  virtual std::string absolute(const std::string& rel) const = 0;
+  // The inverse: the path relative to SOURCE of a name made by absolute(), or nullopt.
+  virtual std::optional<std::string> relative(const std::string& abs) const = 0;
 
   // Opens `rel` read-only as a `kind`, filling *st from the opened descriptor. Returns the
   // descriptor, or -errno: ELOOP/ENOTDIR for a symlink on the way, EXDEV or EINVAL for a path that
-  // would leave SOURCE, ENOENT, and EISDIR/ENOTDIR/EINVAL when it is not the kind asked for.
-  int open(const std::string& rel, Kind kind, struct stat* st) const;
+  // would leave SOURCE, ENOENT, and EISDIR/ENOTDIR/EINVAL when it is not the kind asked for; a
+  // remote tree has no descriptors: -EOPNOTSUPP.
+  virtual int open(const std::string& rel, Kind kind, struct stat* st) const = 0;
   // Opens `rel` as a regular file the same way, reached as a name in its directory (opened first,
   // beneath SOURCE), and fills *dir_st with that directory's attributes (fstat of the descriptor
   // it was opened beneath): for files whose trust depends on who can write where they are
   // (index/index_trust.h). Returns the descriptor or -errno, as open() does.
-  int open_in_dir(const std::string& rel, struct stat* st, struct stat* dir_st) const;
+  virtual int open_in_dir(const std::string& rel, struct stat* st, struct stat* dir_st) const = 0;
   // lstat of `rel`: its last component is not followed; the directories on the way are reached as
   // open() reaches them. Returns 0 or an errno value.
-  int lstat(const std::string& rel, struct stat* st) const;
+  virtual int lstat(const std::string& rel, struct stat* st) const = 0;
+  // The entries of the directory `rel`, without . and .. (in no particular order). Returns 0 or
+  // an errno value.
+  virtual int list(const std::string& rel, std::vector<Entry>* out) const = 0;
   // The target of the symlink `rel`. Returns 0 or an errno value.
-  int readlink(const std::string& rel, std::string* target) const;
+  virtual int readlink(const std::string& rel, std::string* target) const = 0;
   // statvfs of SOURCE's file system.
-  int statvfs(struct statvfs* out) const;
+  virtual int statvfs(struct statvfs* out) const = 0;
+  // Whether the kernel tells of changes in it (inotify): a local directory. A remote tree is
+  // looked at again instead, at most every few seconds (its attributes' timeout).
+  virtual bool watchable() const = 0;
+};
+
+// A local directory: the one way anything under it is reached (see the top of this file).
+class LocalSourceRoot final : public SourceRoot {
+ public:
+  // Opens the directory `root` (an absolute path). Returns 0 or an errno value.
+  int open(const std::string& root);
+  ~LocalSourceRoot() override;
+  LocalSourceRoot() = default;
+  LocalSourceRoot(const LocalSourceRoot&) = delete;
+  LocalSourceRoot& operator=(const LocalSourceRoot&) = delete;
+
+  const std::string& path() const override { return path_; }
+  std::string absolute(const std::string& rel) const override;
+  std::optional<std::string> relative(const std::string& abs) const override;
+  int open(const std::string& rel, Kind kind, struct stat* st) const override;
+  int open_in_dir(const std::string& rel, struct stat* st, struct stat* dir_st) const override;
+  int lstat(const std::string& rel, struct stat* st) const override;
+  int list(const std::string& rel, std::vector<Entry>* out) const override;
+  int readlink(const std::string& rel, std::string* target) const override;
+  int statvfs(struct statvfs* out) const override;
+  bool watchable() const override { return true; }
 
   // Tests: resolve by walking components even where openat2 exists (both ways must agree).
   static void use_component_walk_for_testing(bool yes);

@@ -39,7 +39,7 @@ void print_text(const catalog::FileReport& r) {
 }  // namespace
 
 int cmd_info(const InfoOptions& o) {
-  IndexAccess access("mibz2 info", {.threads = o.threads, .index_dir = o.index_dir});
+  IndexAccess access("mibz2 info", {.threads = o.threads, .index_dir = o.index_dir, .named_index = o.index});
   int status = kExitOk;
   for (const std::string& path : o.files) {
     if (const std::string kind = stream_kind(path); !kind.empty()) {

@@ -60,7 +60,7 @@ int verify_stream(IndexAccess& access, const std::string& path, int fd) {
 }  // namespace
 
 int cmd_verify(const FileOptions& o) {
-  IndexAccess access("mibz2 verify", {.threads = o.threads, .index_dir = o.index_dir});
+  IndexAccess access("mibz2 verify", {.threads = o.threads, .index_dir = o.index_dir, .named_index = o.index});
   int status = kExitOk;
   for (const std::string& path : o.files) {
     if (path == "-" || !stream_kind(path).empty()) {

@@ -31,6 +31,7 @@ int exit_status_of(const base::Status& failure);
 struct FileOptions {
   unsigned threads = 0;           // -j: 0 = engine::default_decoder_threads()
   std::string index_dir;          // --index-dir, absolute; empty: index::default_index_dir()
+  std::string index;              // --index (cat, info, verify): the one FILE's index, a path or URL
   std::vector<std::string> files;
 };
 
@@ -47,9 +48,20 @@ struct InfoOptions : FileOptions {
   bool json = false;  // --json: one JSON object per file
 };
 
+// mibz2 fetch URL FILE: the files are the URL and FILE.
+struct FetchOptions : FileOptions {
+  std::string url;
+  std::string file;
+  bool force = false;      // --force: replace an existing FILE
+  std::string output;      // --output: also write the index to this file (a sidecar)
+  bool quiet = false;      // --quiet: no progress line, no summary
+  unsigned connections = 8;  // --connections: range requests in flight at once
+};
+
 int cmd_cat(const CatOptions& options);
 int cmd_index(const IndexOptions& options);
 int cmd_info(const InfoOptions& options);
 int cmd_verify(const FileOptions& options);
+int cmd_fetch(const FetchOptions& options);
 
 }  // namespace mibz2::programs

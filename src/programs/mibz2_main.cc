@@ -11,10 +11,9 @@
 #include <spdlog/spdlog.h>
 
 #include "base/log_sink.h"
-#include "base/memory_policy.h"
 #include "base/settings.h"
 #include "engine/decoder_pool.h"
-#include "io/paths.h"
+#include "index/index_dir.h"
 #include "programs/cli_common.h"
 #include "programs/commands.h"
 #include "programs/line_range.h"
@@ -45,7 +44,7 @@ CLI::Validator size() {
 // -j, --index-dir and the files: every command has them. Whether "-" is standard input (kDash: a
 // FILE is still needed; kDashOrNone: no FILE is standard input too), as the help says.
 enum class Stdin { kNo, kDash, kDashOrNone };
-void add_file_options(CLI::App* command, FileOptions* o, Stdin stdin_too = Stdin::kNo) {
+void add_engine_options(CLI::App* command, FileOptions* o) {
   const std::string threads_help = "decoder threads, 1 to 1024 (default: its CPUs, " +
                                    std::to_string(mibz2::engine::default_decoder_threads()) + " here)";
   command->add_option("-j,--threads", o->threads, threads_help)->type_name("N")->check(thread_count());
@@ -54,6 +53,15 @@ void add_file_options(CLI::App* command, FileOptions* o, Stdin stdin_too = Stdin
                    "where index files live (default: $XDG_CACHE_HOME/mibz2fs; as root /var/cache/mibz2fs; "
                    "else ~/.cache/mibz2fs)")
       ->type_name("DIR");
+}
+void add_file_options(CLI::App* command, FileOptions* o, Stdin stdin_too = Stdin::kNo) {
+  add_engine_options(command, o);
+  if (std::string(command->get_name()) != "index")
+    command
+        ->add_option("--index", o->index,
+                     "FILE's index (one FILE only), a path or a URL, instead of its sidecar; checked on a "
+                     "sample of its blocks before it is used")
+        ->type_name("INDEX");
   if (stdin_too == Stdin::kDashOrNone)
     command->add_option("FILE", o->files, "the bzip2 files; '-' or none: standard input")->type_name("");
   else if (stdin_too == Stdin::kDash)
@@ -84,14 +92,13 @@ int exit_status_of(const base::Status& failure) {
 }  // namespace mibz2::programs
 
 int main(int argc, char** argv) {
-  mibz2::base::use_mappings_for_large_buffers();  // memory_policy.h: resident memory follows the cache
   // The commands report to the user themselves (stderr, in their own words); the engine's log is
   // for the daemon. Should it ever be turned on, it goes to stderr (never into cat's output),
   // escaped as the daemon's is (log_sink.h).
   spdlog::set_default_logger(base::escaping_logger("mibz2", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
   spdlog::set_level(spdlog::level::off);
 
-  CLI::App app("Decompresses, indexes, inspects and verifies bzip2 files the way mibz2fs reads them.", "mibz2");
+  CLI::App app("Decompresses, indexes, inspects, verifies and fetches bzip2 files the way mibz2fs reads them.", "mibz2");
   app.set_help_flag("-h,--help", "this help");
   app.set_version_flag("-V,--version", std::string("mibz2 ") + MIBZ2FS_VERSION, "print the version");
   app.require_subcommand(1);
@@ -163,6 +170,26 @@ int main(int argc, char** argv) {
       "a device) are verified in one pass as they come, as bzip2 -t does, and nothing is stored.\n"
       "Exit status 0 if all is intact, 2 if not.");
 
+  FetchOptions fetch;
+  CLI::App* fetch_cmd =
+      app.add_subcommand("fetch", "download a remote bzip2 file and index it on the way, in one pass");
+  add_engine_options(fetch_cmd, &fetch);
+  fetch_cmd->add_option("URL", fetch.url, "the object: http://, https:// or s3://BUCKET/KEY")->type_name("")->required();
+  fetch_cmd->add_option("FILE", fetch.file, "where to put it")->type_name("")->required();
+  fetch_cmd->add_flag("-f,--force", fetch.force, "replace FILE if it exists");
+  fetch_cmd->add_option("-o,--output", fetch.output, "also write the index to OUT, e.g. FILE.mibz2idx")->type_name("OUT");
+  fetch_cmd->add_option("--connections", fetch.connections, "range requests in flight at once, 1 to 64 (default: 8)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 64).description(""));
+  fetch_cmd->add_flag("-q,--quiet", fetch.quiet, "no progress line and no summary; errors still said");
+  fetch_cmd->footer(
+      "Downloads URL to FILE with several range requests in flight (--connections), and builds its\n"
+      "block index from the bytes as they arrive, on -j threads: when it ends, FILE is indexed and\n"
+      "mounts at once (the index is stored as mibz2 index stores it, under FILE's identity). FILE is\n"
+      "written under a temporary name beside it and renamed when whole. A failure (after retries),\n"
+      "an object that changed during the download, or content that is not bzip2 leaves no FILE and\n"
+      "no index. An existing FILE is refused unless --force.");
+
   if (argc < 2) {
     std::fputs(app.help().c_str(), stderr);
     return kExitEnvironment;
@@ -193,8 +220,15 @@ int main(int argc, char** argv) {
   }
 
   for (FileOptions* o : {static_cast<FileOptions*>(&cat), static_cast<FileOptions*>(&index),
-                         static_cast<FileOptions*>(&info), &verify})
-    if (!o->index_dir.empty()) o->index_dir = mibz2::io::absolute_path(o->index_dir);
+                         static_cast<FileOptions*>(&info), &verify, static_cast<FileOptions*>(&fetch)})
+    o->index_dir = mibz2::index::named_index_dir(o->index_dir);  // a symlink stays one: refused
+  for (const FileOptions* o : {static_cast<const FileOptions*>(&cat), static_cast<const FileOptions*>(&info),
+                               static_cast<const FileOptions*>(&verify)}) {
+    if (!o->index.empty() && o->files.size() != 1) {
+      std::fprintf(stderr, "mibz2: --index takes one FILE, not %zu (try 'mibz2 --help')\n", o->files.size());
+      return kExitEnvironment;
+    }
+  }
   if (offset_opt->count()) cat.offset = offset;
   if (length_opt->count()) cat.length = length;
   if (lines_opt->count()) cat.lines = parse_line_range(lines);
@@ -214,5 +248,6 @@ int main(int argc, char** argv) {
     return cmd_index(index);
   }
   if (info_cmd->parsed()) return cmd_info(info);
+  if (fetch_cmd->parsed()) return cmd_fetch(fetch);
   return cmd_verify(verify);
 }

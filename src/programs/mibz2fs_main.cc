@@ -22,14 +22,14 @@
 #include <spdlog/spdlog.h>
 
 #include "base/log_sink.h"
-#include "base/memory_policy.h"
 #include "base/words.h"
-#include "fs/beneath_access.h"
 #include "fs/filesystem.h"
 #include "fs/fuse_operations.h"
+#include "fs/mount_source.h"
 #include "fs/source_tree.h"
 #include "io/descriptor_limit.h"
 #include "io/source_root.h"
+#include "io/source_url.h"
 #include "programs/cli_common.h"
 #include "programs/index_access.h"
 #include "programs/mount_options.h"
@@ -100,12 +100,13 @@ void index_everything(const MountOptions& o) {
   // IndexAccess says what the user needs here (progress, damage, failures) on stderr; the engine's
   // log would say it again, on stdout, before the logger is set up. The mount's logger comes later.
   spdlog::set_level(spdlog::level::off);
-  // Reached as the mount reaches them: beneath SOURCE, never through a symlink.
-  mibz2::io::SourceRoot root;
-  if (const int err = root.open(o.fs.source)) {
-    std::fprintf(stderr, "mibz2fs: %s: %s\n", o.fs.source.c_str(), std::strerror(err));
+  // Reached as the mount reaches them: beneath SOURCE, never through a symlink (or by request).
+  mibz2::base::Result<mibz2::fs::MountSource> source = mibz2::fs::open_mount_source(o.fs.source);
+  if (!source.ok()) {
+    std::fprintf(stderr, "mibz2fs: %s\n", source.status().message().c_str());
     return;
   }
+  const mibz2::io::SourceRoot& root = *source->root;
   struct Found {
     std::string rel;
     mibz2::catalog::ShownEntry entry;
@@ -117,8 +118,9 @@ void index_everything(const MountOptions& o) {
     struct stat st;
     if (root.lstat(rel, &st) == 0) all_bytes += static_cast<uint64_t>(st.st_size);
   });
-  const mibz2::fs::BeneathAccess access(root);
-  mibz2::programs::IndexAccess indexes("mibz2fs", {.threads = o.fs.threads, .index_dir = o.fs.index_dir, .access = &access});
+  mibz2::programs::IndexAccess indexes("mibz2fs", {.threads = o.fs.threads, .index_dir = o.fs.index_dir,
+                                                  .access = source->access.get(),
+                                                  .named_index = o.fs.named_index});
   // The total, under each file's bar: bytes of the files done (built or loaded) and of the one
   // being built, files done, and the ETA at the rate of the builds so far.
   const auto start = std::chrono::steady_clock::now();
@@ -154,10 +156,29 @@ void index_everything(const MountOptions& o) {
   }
 }
 
+// Runs the session loop until unmounted or signalled: 0, or 1 when the loop failed.
+int serve(mibz2::fs::Filesystem& fs, fuse_session* se, const MountOptions& options) {
+  fs.set_session(se);
+  fs.start_tree_walk();
+  int rc;
+  if (options.single_thread) {
+    rc = fuse_session_loop(se);
+  } else {
+    fuse_loop_config* cfg = fuse_loop_cfg_create();
+    fuse_loop_cfg_set_max_threads(cfg, options.max_fuse_threads);
+    fuse_loop_cfg_set_idle_threads(cfg, options.max_idle_fuse_threads);
+    fuse_loop_cfg_set_clone_fd(cfg, options.clone_fd ? 1 : 0);
+    rc = fuse_session_loop_mt(se, cfg);
+    fuse_loop_cfg_destroy(cfg);
+  }
+  fs.end_session();
+  // 0: unmounted (fusermount3 -u); > 0: the signal (SIGINT, SIGTERM, SIGHUP) that ended it.
+  return rc >= 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  mibz2::base::use_mappings_for_large_buffers();  // memory_policy.h: resident memory follows the cache
   // Every file open through the mount holds a descriptor: as many as the hard limit allows.
   const mibz2::io::OpenFileLimit fd_limit = mibz2::io::raise_open_file_limit();
   using mibz2::programs::MountCommandLine;
@@ -183,6 +204,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mibz2fs: %s\n", problem.c_str());
     return 1;
   }
+  // A remote SOURCE is asked for once now, so that a mistyped URL or a missing credential is said
+  // here (it is opened again after daemonizing: fork keeps no thread of its client).
+  if (mibz2::io::is_url(options.fs.source)) {
+    if (const auto probe = mibz2::fs::open_mount_source(options.fs.source); !probe.ok()) {
+      std::fprintf(stderr, "mibz2fs: %s\n", probe.status().message().c_str());
+      return 1;
+    }
+  }
   fuse_set_log_func(forward_fuse_log);
 
   // The session is made (and the FUSE options it does not know rejected) before any indexing.
@@ -204,24 +233,15 @@ int main(int argc, char** argv) {
         else if (fd_limit.soft != fd_limit.soft_before)
           spdlog::info("open file limit (RLIMIT_NOFILE) raised from {} to {}", fd_limit.soft_before, fd_limit.soft);
         mibz2::io::on_descriptor_shortage(log_descriptor_shortage);
-        fs = std::make_unique<mibz2::fs::Filesystem>(options.fs);
-        ops_ptr = &fs->operations();
-        fs->set_session(se);
-        fs->start_tree_walk();
-        int rc;
-        if (options.single_thread) {
-          rc = fuse_session_loop(se);
+        // SOURCE is opened after daemonizing too: a remote one's client may start threads.
+        mibz2::base::Result<mibz2::fs::MountSource> source = mibz2::fs::open_mount_source(options.fs.source);
+        if (source.ok()) {
+          fs = std::make_unique<mibz2::fs::Filesystem>(options.fs, std::move(*source));
+          ops_ptr = &fs->operations();
+          status = serve(*fs, se, options);
         } else {
-          fuse_loop_config* cfg = fuse_loop_cfg_create();
-          fuse_loop_cfg_set_max_threads(cfg, options.max_fuse_threads);
-          fuse_loop_cfg_set_idle_threads(cfg, options.max_idle_fuse_threads);
-          fuse_loop_cfg_set_clone_fd(cfg, options.clone_fd ? 1 : 0);
-          rc = fuse_session_loop_mt(se, cfg);
-          fuse_loop_cfg_destroy(cfg);
+          spdlog::error("{}", source.status().message());
         }
-        // 0: unmounted (fusermount3 -u); > 0: the signal (SIGINT, SIGTERM, SIGHUP) that ended it.
-        status = rc >= 0 ? 0 : 1;
-        fs->end_session();
       }
       fuse_session_unmount(se);
     }

@@ -16,8 +16,10 @@
 #include "base/words.h"
 #include "engine/decoder_pool.h"
 #include "engine/engine.h"
+#include "index/index_dir.h"
 #include "io/mount_table.h"
 #include "io/paths.h"
+#include "io/source_url.h"
 #include "programs/cli_common.h"
 #include "version.h"
 
@@ -29,6 +31,7 @@ struct RawOptions {
   char* threads = nullptr;
   char* cache_size = nullptr;
   char* index_dir = nullptr;
+  char* index = nullptr;
   char* log_level = nullptr;
   char* max_threads = nullptr;
   char* max_idle_threads = nullptr;
@@ -40,7 +43,7 @@ struct RawOptions {
   char* stray = nullptr;       // third, if any (an error)
 
   ~RawOptions() {
-    for (char* p : {threads, cache_size, index_dir, log_level, max_threads, max_idle_threads, source, mountpoint, stray})
+    for (char* p : {threads, cache_size, index_dir, index, log_level, max_threads, max_idle_threads, source, mountpoint, stray})
       std::free(p);
   }
 };
@@ -51,6 +54,7 @@ const fuse_opt kOptionSpec[] = {
     {"threads=%s", offsetof(RawOptions, threads), 0},
     {"cache_size=%s", offsetof(RawOptions, cache_size), 0},
     {"index_dir=%s", offsetof(RawOptions, index_dir), 0},
+    {"index=%s", offsetof(RawOptions, index), 0},
     {"log_level=%s", offsetof(RawOptions, log_level), 0},
     {"max_threads=%s", offsetof(RawOptions, max_threads), 0},
     {"max_idle_threads=%s", offsetof(RawOptions, max_idle_threads), 0},
@@ -164,9 +168,13 @@ MountCommandLine parse_mount_options(int argc, char** argv, MountOptions* option
     if (!warning.empty()) result.warnings.push_back(bad("cache_size", warning));
     o.cache_size = *bytes;
   }
+  if (raw.index) {
+    if (!*raw.index) return fail(bad("index", "needs a path or a URL"));
+    o.named_index = io::is_url(raw.index) ? std::string(raw.index) : io::absolute_path(raw.index);
+  }
   if (raw.index_dir) {
     if (!*raw.index_dir) return fail(bad("index_dir", "needs a directory"));
-    o.index_dir = io::absolute_path(raw.index_dir);
+    o.index_dir = index::named_index_dir(raw.index_dir);  // a symlink stays one: refused
   }
   if (raw.log_level) {
     bool known = false;
@@ -189,7 +197,8 @@ MountCommandLine parse_mount_options(int argc, char** argv, MountOptions* option
     options->max_idle_fuse_threads = options->max_fuse_threads;
   }
   options->wait_index = raw.wait_index != 0;
-  o.source = io::absolute_path(raw.source);
+  // A URL is kept as given (its object is requested as written); a path is made absolute.
+  o.source = io::is_url(raw.source) ? std::string(raw.source) : io::absolute_path(raw.source);
   o.mountpoint = io::absolute_path(raw.mountpoint);
   options->foreground = cmd.foreground != 0;
   options->debug = cmd.debug != 0;
@@ -202,7 +211,8 @@ MountCommandLine parse_mount_options(int argc, char** argv, MountOptions* option
   char* fixed = nullptr;
   fuse_opt_add_opt(&fixed, "ro");
   fuse_opt_add_opt(&fixed, "default_permissions");
-  fuse_opt_add_opt_escaped(&fixed, ("fsname=" + o.source).c_str());
+  // /proc/mounts is world-readable: a URL is shown there without its secrets.
+  fuse_opt_add_opt_escaped(&fixed, ("fsname=" + io::redacted_url(o.source)).c_str());
   fuse_opt_add_opt(&fixed, "subtype=mibz2fs");
   fuse_opt_add_arg(args, "-o");
   fuse_opt_add_arg(args, fixed);
@@ -219,11 +229,15 @@ std::string mount_help() {
       "\n"
       "Mounts the directory SOURCE read-only at MOUNTPOINT, showing every bzip2 file in it as its\n"
       "decompressed content: X.bz2 as X, X.tbz2 and X.tbz as X.tar. Unmount with fusermount3 -u.\n"
+      "SOURCE may be a URL: http(s)://HOST/PATH/X.bz2 or s3://BUCKET/KEY (one object, shown as X),\n"
+      "or s3://BUCKET/PREFIX/ (the objects under it, as a tree); see REMOTE SOURCES in mibz2fs(1).\n"
       "\n"
       "Options (-o takes a comma-separated list, as the options column of /etc/fstab):\n"
       "    -o threads=N           decoder threads, 1 to 1024 (default: its CPUs, %u here)\n"
       "    -o cache_size=SIZE     decoded-block cache, at least 1M (default: 1G, or a quarter of\n"
       "                           the memory if that is less: %s here)\n"
+      "    -o index=INDEX         the index of a URL's one object, a path or a URL, instead of\n"
+      "                           its sidecar (checked on a sample of blocks before use)\n"
       "    -o index_dir=DIR       where block indexes are kept (default: $XDG_CACHE_HOME/mibz2fs;\n"
       "                           as root /var/cache/mibz2fs; else ~/.cache/mibz2fs)\n"
       "    -o wait_index          index every file before the mount appears (with progress)\n"
@@ -255,17 +269,34 @@ std::string mount_version() {
   return std::string("mibz2fs ") + MIBZ2FS_VERSION + "\nFUSE library version " + fuse_pkgversion() + "\n";
 }
 
-std::string check_mount_paths(const MountOptions& options) {
-  const std::string& source = options.fs.source;
-  const std::string& mountpoint = options.fs.mountpoint;
+namespace {
+
+std::string check_mountpoint(const std::string& mountpoint) {
   struct stat st;
-  if (stat(source.c_str(), &st) != 0) return "SOURCE " + source + ": " + std::strerror(errno);
-  if (!S_ISDIR(st.st_mode)) return "SOURCE " + source + " is not a directory";
-  if (access(source.c_str(), R_OK | X_OK) != 0) return "SOURCE " + source + ": " + std::strerror(errno);
   if (stat(mountpoint.c_str(), &st) != 0) return "MOUNTPOINT " + mountpoint + ": " + std::strerror(errno);
   if (!S_ISDIR(st.st_mode)) return "MOUNTPOINT " + mountpoint + " is not a directory";
   // Refuse to stack a second mount on a mount point.
   if (io::is_mount_point(mountpoint)) return "MOUNTPOINT " + mountpoint + " is already mounted";
+  return {};
+}
+
+}  // namespace
+
+std::string check_mount_paths(const MountOptions& options) {
+  const std::string& source = options.fs.source;
+  const std::string& mountpoint = options.fs.mountpoint;
+  struct stat st;
+  // A named index is one file's: a mount of one object has one file.
+  if (!options.fs.named_index.empty()) {
+    const base::Result<io::SourceUrl> url = io::parse_source_url(source);
+    if (!io::is_url(source) || !url.ok() || url->is_prefix())
+      return "-o index= is for a SOURCE that is the URL of one object";
+  }
+  if (io::is_url(source)) return check_mountpoint(mountpoint);
+  if (stat(source.c_str(), &st) != 0) return "SOURCE " + source + ": " + std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return "SOURCE " + source + " is not a directory";
+  if (access(source.c_str(), R_OK | X_OK) != 0) return "SOURCE " + source + ": " + std::strerror(errno);
+  if (std::string problem = check_mountpoint(mountpoint); !problem.empty()) return problem;
   if (source == mountpoint) return "SOURCE and MOUNTPOINT are the same directory";
   // A mount inside its own source would list itself (and its lookups would call into itself).
   if (mountpoint.rfind(source + "/", 0) == 0) return "MOUNTPOINT " + mountpoint + " is inside SOURCE " + source;

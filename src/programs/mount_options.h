@@ -44,7 +44,8 @@ struct MountCommandLine {
 // the ones it does not know), adding the ones mibz2fs always wants (ro, default_permissions,
 // fsname, subtype). *fuse_args is to be freed with fuse_opt_free_args whatever the outcome.
 // Prints nothing: what libfuse's option parser would print becomes the error. Paths are made
-// absolute (io::absolute_path) but not checked: see check_mount_paths.
+// absolute (io::absolute_path) but not checked: see check_mount_paths; a URL SOURCE is kept as
+// given.
 MountCommandLine parse_mount_options(int argc, char** argv, MountOptions* options, fuse_args* fuse_args);
 
 // A message of libfuse's in mibz2fs's words: "fuse: unknown option(s): `-o x'\n" becomes
@@ -56,7 +57,8 @@ std::string mount_help();
 std::string mount_version();
 
 // A one-line problem with SOURCE or MOUNTPOINT (missing, not a directory, already mounted, one
-// inside the other), or empty when both are usable.
+// inside the other), or empty when both are usable. A URL SOURCE is not looked at here (its
+// first request is fs::open_mount_source's).
 std::string check_mount_paths(const MountOptions& options);
 
 }  // namespace mibz2::programs

@@ -8,10 +8,12 @@
 #include <cstring>
 
 #include "io/pipe_bytes.h"
+#include "io/source_url.h"
 
 namespace mibz2::programs {
 
 std::string stream_kind(const std::string& path) {
+  if (io::is_url(path)) return {};
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return {};
   switch (st.st_mode & S_IFMT) {

@@ -20,8 +20,8 @@ namespace mibz2::programs {
 
 // What a stream is, for messages ("a fifo", "a character device", ...), when `path` names one:
 // something that exists (symlinks followed) and is neither a regular file nor a directory. Empty
-// otherwise: a regular file, a directory, or a path that cannot be looked up (the commands then
-// say why as for any file).
+// otherwise: a regular file, a directory, a path that cannot be looked up (the commands then
+// say why as for any file), or a URL (a remote object, read by range like a file).
 std::string stream_kind(const std::string& path);
 
 // Opens a stream read-only. Like bzip2, it waits on a fifo until a writer comes. Returns the
