@@ -49,7 +49,6 @@ Fold fold_vector(VectorFold fold, const std::vector<uint16_t>& syms, RunState ru
   f.runs = runs;
   return f;
 }
-#endif
 
 void expect_same(const Fold& got, const Fold& want, const std::string& what) {
   ASSERT_EQ(got.lits.size(), want.lits.size()) << what;
@@ -62,6 +61,7 @@ void expect_same(const Fold& got, const Fold& want, const std::string& what) {
   EXPECT_EQ(got.runs.weight, want.runs.weight) << what;
   EXPECT_EQ(got.error_at, want.error_at) << what;
 }
+#endif
 
 // A run of `length` (>= 1) in bijective base 2, least significant digit first.
 std::vector<uint16_t> digits_of(uint32_t length) {
