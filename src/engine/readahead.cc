@@ -57,11 +57,13 @@ ReadAheadPlan ReadAheadPolicy::on_read(uint64_t offset, uint64_t length, uint64_
   // still arriving late (within the slack, as matched above) finds its block where it was.
   if (block_end && offset > slack) {
     const uint64_t behind = offset - slack;
-    plan.passed_first = match->passed_to;
+    const uint64_t from = match->passed_to;
     while (match->passed_to < block_count && match->passed_to < first_block && block_end(match->passed_to) <= behind)
       ++match->passed_to;
-    plan.passed_last = match->passed_to - 1;  // passed_first > passed_last when none: passed_to did not move
-    if (match->passed_to == plan.passed_first) plan.passed_first = 1, plan.passed_last = 0;
+    if (match->passed_to > from) {
+      plan.passed_first = from;
+      plan.passed_last = match->passed_to - 1;
+    }
   }
   return plan;
 }
