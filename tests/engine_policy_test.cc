@@ -48,7 +48,39 @@ struct FakeFile {
     return p.on_read(off, end - off, block_at(off), block_at(end - 1), sizes.size(),
                      [this](uint64_t b) { return sizes[b]; });
   }
+  // The same read, with the blocks' ends given (the policy then says which blocks were passed).
+  ReadAheadPlan read_passing(ReadAheadPolicy& p, uint64_t off, uint64_t len) const {
+    const uint64_t end = std::min(off + len, total());
+    return p.on_read(off, end - off, block_at(off), block_at(end - 1), sizes.size(),
+                     [this](uint64_t b) { return sizes[b]; }, [this](uint64_t b) { return starts[b + 1]; });
+  }
 };
+
+TEST(ReadAheadPolicy, ASequentialStreamPassesEachBlockOnceASlackBehindIt) {
+  const FakeFile f = FakeFile::uniform(100, 900000);
+  ReadAheadPolicy p(ReadAheadLimits{});
+  const uint64_t chunk = 128 * 1024, slack = 1 << 20;  // the policy's slack for such reads
+  std::vector<int> passed(100, 0);
+  for (uint64_t off = 20 * 900000 + 12345; off < f.total(); off += chunk) {
+    const ReadAheadPlan plan = f.read_passing(p, off, chunk);
+    for (uint64_t b = plan.passed_first; b <= plan.passed_last && !plan.passed_empty(); ++b) {
+      ++passed[b];
+      EXPECT_LE(f.starts[b + 1] + slack, off) << "block " << b << " passed too early";
+    }
+  }
+  // Never twice, none before the block the stream began in (read from its middle to its end), and
+  // every block from there that ends a slack and a read before the stream's last read.
+  const uint64_t first = 20 * 900000 + 12345;
+  const uint64_t last_read = first + (f.total() - 1 - first) / chunk * chunk;
+  for (uint64_t b = 0; b < 100; ++b) {
+    EXPECT_LE(passed[b], 1) << "block " << b;
+    if (b < 20) EXPECT_EQ(passed[b], 0) << "block " << b;
+    else if (f.starts[b + 1] + slack + chunk <= last_read) EXPECT_EQ(passed[b], 1) << "block " << b;
+  }
+  // Without the blocks' ends, nothing is passed.
+  ReadAheadPolicy q(ReadAheadLimits{});
+  for (uint64_t off = 0; off < f.total(); off += chunk) EXPECT_TRUE(f.read(q, off, chunk).passed_empty());
+}
 
 TEST(ReadAheadPolicy, RandomReadsGetNoReadAhead) {
   // 100 GB in 900 kB blocks; offsets kept far from the last few reads (farther than any slack).

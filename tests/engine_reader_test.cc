@@ -204,6 +204,60 @@ TEST(EngineConcurrent, SequentialReadingIsServedByReadAhead) {
   EXPECT_GE(stat(st.readahead_issued), s.blocks() / 2) << st.summary();
 }
 
+// Drop-behind (the mount's option): a sequential reader's blocks leave the cache once it is more
+// than the policy's slack (1 MiB for these reads) past their end; without it they all stay.
+TEST(EngineConcurrent, DropBehindEvictsTheBlocksASequentialReaderPassed) {
+  const Source& s = text_source();
+  const size_t chunk = 64 * 1024;
+  const uint64_t slack = 1 << 20;
+  ASSERT_GT(s.plain.size(), 2 * slack);
+  for (const bool drop : {false, true}) {
+    engine::EngineOptions o = options(2, kTestCacheBytes, true);
+    o.drop_behind = drop;
+    Engine e(o);
+    auto reader = open_reader(e, 1, s);
+    uint64_t last_offset = 0;
+    for (uint64_t off = 0; off < s.plain.size(); off += chunk) {
+      ASSERT_TRUE(read_and_check(*reader, s, off, chunk));
+      last_offset = off;
+    }
+    size_t passed = 0, passed_cached = 0, cached = 0;
+    for (size_t b = 0; b < s.blocks(); ++b) {
+      const bool in = e.cache().contains({1, b});
+      cached += in;
+      if (s.block_start(b) + s.block_size(b) + slack <= last_offset) {
+        ++passed;
+        passed_cached += in;
+      }
+    }
+    ASSERT_GT(passed, 2u);
+    EXPECT_EQ(passed_cached, drop ? 0u : passed) << "drop_behind " << drop << ", " << e.stats().summary();
+    if (drop) EXPECT_LE(cached, s.blocks() - passed);
+    else EXPECT_EQ(cached, s.blocks());
+    // Each block decoded once: nothing was dropped that the stream still wanted.
+    EXPECT_EQ(stat(e.stats().decodes), s.blocks()) << e.stats().summary();
+  }
+}
+
+// Random readers keep what they read, drop-behind or not.
+TEST(EngineConcurrent, DropBehindKeepsTheBlocksOfARandomReader) {
+  const Source& s = text_source();
+  engine::EngineOptions o = options(2, kTestCacheBytes, true);
+  o.drop_behind = true;
+  Engine e(o);
+  auto reader = open_reader(e, 1, s);
+  // Far apart (more than the slack) and backwards: never one stream.
+  const uint64_t stride = 3 << 20;
+  std::vector<size_t> read;
+  for (uint64_t off = s.plain.size() - 1;; off -= std::min(off, stride)) {
+    ASSERT_TRUE(read_and_check(*reader, s, off, 1));
+    read.push_back(s.index->block_at(off));
+    if (off == 0) break;
+  }
+  ASSERT_GE(read.size(), 2u);
+  for (const size_t b : read) EXPECT_TRUE(e.cache().contains({1, b})) << "block " << b;
+}
+
 TEST(EngineConcurrent, CacheOfThreeBlocksNeverExceedsItsBound) {
   const auto& files = engine_corpus().files;
   uint64_t biggest = 0;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -359,6 +360,42 @@ TEST_F(FsMountTest, ConcurrentRandomPreadsFromSeveralProcesses) {
     mounts_.back()->stop();
     std::fprintf(stderr, "%s", slurp(mounts_.back()->log()).c_str());
   }
+}
+
+
+// A sequential reader reaches mibz2fs in requests as large as the connection allows (1 MiB), not
+// in the kernel's default read-ahead of 128 KiB, which FUSE_INIT's max_readahead alone cannot raise
+// (the kernel keeps the smaller of the two): the mount's read-ahead is set to it, and 8 MiB read
+// through the mount cost the engine a dozen reads or so. At 128 KiB they were 64 or more, and the
+// setting read 128.
+TEST_F(FsMountTest, SequentialReadsReachTheMountInMegabyteRequests) {
+  if (geteuid() != 0) GTEST_SKIP() << "only root may set a mount's read-ahead";
+  const stdfs::path src = new_source();
+  constexpr size_t kBytes = size_t{8} << 20;
+  const Bytes content = text_bytes(kBytes, 77);
+  write_file(src / "big.txt.bz2", as_span(libbz2_compress(as_span(content), 9)));
+  MOUNT_OR_RETURN(mount(src));
+  const stdfs::path shown = mnt_ / "big.txt";
+  struct stat st;
+  ASSERT_EQ(stat(shown.c_str(), &st), 0) << std::strerror(errno);  // waits for its index
+  const std::string bdi = "/sys/class/bdi/" + std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
+  EXPECT_EQ(text_of(read_all(bdi + "/read_ahead_kb").data), "1024\n");
+
+  auto engine_reads = [&]() -> long long {
+    const Xattr x = get_xattr(mnt_, "user.mibz2fs.stats");
+    EXPECT_EQ(x.error, 0);
+    const std::string counters = " " + x.value;
+    const size_t at = counters.find(" reads=");
+    return at == std::string::npos ? -1 : std::stoll(counters.substr(at + 7));
+  };
+  const long long before = engine_reads();
+  const ReadAll r = read_all(shown);
+  const long long reads = engine_reads() - before;
+  ASSERT_EQ(r.error, 0) << std::strerror(r.error);
+  EXPECT_TRUE(same_bytes(r.data, content));
+  // The kernel's first requests are smaller while its window grows; 128 KiB ones would be 64.
+  EXPECT_LE(reads, 16) << "engine reads for 8 MiB read in order";
+  EXPECT_GE(reads, 8);
 }
 
 }  // namespace

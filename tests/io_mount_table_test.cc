@@ -26,6 +26,7 @@ TEST(MountTable, ParsesTheFieldsItUses) {
   EXPECT_EQ(t[0].mount_point, "/mnt2");
   EXPECT_EQ(t[0].fs_type, "ext3");
   EXPECT_EQ(t[0].source, "/dev/root");
+  EXPECT_EQ(t[0].device, "98:0");
   EXPECT_EQ(t[1].mount_point, "/");
   EXPECT_EQ(t[1].fs_type, "tmpfs");
   EXPECT_EQ(t[2].root, "/srv/data") << "several optional fields before the separator";
@@ -35,6 +36,7 @@ TEST(MountTable, ParsesTheFieldsItUses) {
   EXPECT_EQ(t[3].mount_point, "/tmp/m");
   EXPECT_EQ(t[3].fs_type, "fuse.mibz2fs");
   EXPECT_EQ(t[3].source, "/srv/dumps");
+  EXPECT_EQ(t[3].device, "0:42");
 }
 
 // The kernel writes space, tab, newline and backslash in paths as \ooo.

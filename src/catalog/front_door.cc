@@ -15,6 +15,7 @@ engine::EngineOptions engine_options(const FrontDoorOptions& o) {
   e.threads = o.threads;
   e.cache_size = o.cache_size;
   e.readahead = o.readahead;
+  e.drop_behind = o.drop_behind;
   return e;
 }
 

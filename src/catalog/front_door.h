@@ -47,6 +47,7 @@ struct FrontDoorOptions {
   unsigned threads = 0;          // decoder threads; 0: engine::default_decoder_threads()
   uint64_t cache_size = 0;       // decoded-block cache in bytes; 0: engine::default_cache_size()
   bool readahead = true;         // queue blocks ahead of sequential readers
+  bool drop_behind = false;      // sequential readers' passed blocks leave the cache (EngineOptions)
   std::string index_dir;         // where indexes are stored; empty: the default rule (index_dir.h)
   // How sources are reached (must outlive the front door); null: by name (source_access_by_name.h),
   // an http(s):// or s3:// URL as a remote object, anything else as the path given.

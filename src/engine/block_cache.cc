@@ -124,4 +124,20 @@ void BlockCache::erase_file(uint64_t file) {
   stats_.cache_bytes.store(resident_.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
+void BlockCache::erase(const BlockKey& key) {
+  BlockRef dropped;  // freed after the locks are released
+  std::lock_guard admission(admission_mu_);
+  Shard& s = shard_for(key);
+  std::lock_guard lk(s.mu);
+  auto it = s.map.find(key);
+  if (it == s.map.end()) return;
+  Entry& e = *it->second;
+  if (e.prefetched) add(stats_.readahead_wasted);
+  resident_.fetch_sub(e.bytes, std::memory_order_relaxed);
+  stats_.cache_bytes.store(resident_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  dropped = std::move(e.block);
+  s.lru.erase(it->second);
+  s.map.erase(it);
+}
+
 }  // namespace mibz2::engine

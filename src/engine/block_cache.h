@@ -93,6 +93,8 @@ class BlockCache {
   bool insert(const BlockKey& key, BlockRef block, bool prefetched, bool count_decline = true);
   // Drops every block of a file (it changed or was closed for good).
   void erase_file(uint64_t file);
+  // Drops one block if resident (a sequential reader is done with it: reader.h, drop-behind).
+  void erase(const BlockKey& key);
 
   uint64_t capacity() const { return capacity_; }
   uint64_t resident_bytes() const { return resident_.load(std::memory_order_relaxed); }

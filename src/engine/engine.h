@@ -23,6 +23,10 @@ struct EngineOptions {
   uint64_t cache_size = 0;     // bytes; 0 = default_cache_size()
   bool readahead = true;       // queue blocks ahead of sequential readers
   uint64_t readahead_bytes = 0;  // per stream; 0 = a quarter of the cache, at most 256 MiB
+  // A sequential reader's blocks leave the cache once it has passed them (reader.h): for a reader
+  // that keeps the bytes elsewhere (the mount: the kernel's page cache), so that the next decode
+  // reuses their memory. Needs readahead (its stream detection).
+  bool drop_behind = false;
 };
 
 // 1 GiB, or a quarter of physical memory if that is less.

@@ -5,7 +5,8 @@
 namespace mibz2::engine {
 
 ReadAheadPlan ReadAheadPolicy::on_read(uint64_t offset, uint64_t length, uint64_t first_block, uint64_t last_block,
-                                       uint64_t block_count, const std::function<uint64_t(uint64_t)>& block_size) {
+                                       uint64_t block_count, const std::function<uint64_t(uint64_t)>& block_size,
+                                       const std::function<uint64_t(uint64_t)>& block_end) {
   ++clock_;
   // Reads of one stream may arrive slightly out of order (the kernel issues read-ahead
   // asynchronously and FUSE serves it on several threads), so "continues" allows some slack.
@@ -28,7 +29,7 @@ ReadAheadPlan ReadAheadPolicy::on_read(uint64_t offset, uint64_t length, uint64_
       }
       if (s.last_use < victim->last_use) victim = &s;
     }
-    *victim = Stream{offset + length, 0, 0, clock_, clock_, true};
+    *victim = Stream{offset + length, 0, 0, clock_, clock_, first_block, true};
     return {};
   }
 
@@ -51,7 +52,19 @@ ReadAheadPlan ReadAheadPolicy::on_read(uint64_t offset, uint64_t length, uint64_
   plan.stream = static_cast<int>(match - streams_);
   plan.born = match->born;
   if (!plan.empty()) match->issued_to = plan.last + 1;
-  (void)first_block;
+
+  // Passed: the blocks that end at least a slack before this read, so that a read of this stream
+  // still arriving late (within the slack, as matched above) finds its block where it was.
+  if (block_end && offset > slack) {
+    const uint64_t behind = offset - slack;
+    const uint64_t from = match->passed_to;
+    while (match->passed_to < block_count && match->passed_to < first_block && block_end(match->passed_to) <= behind)
+      ++match->passed_to;
+    if (match->passed_to > from) {
+      plan.passed_first = from;
+      plan.passed_last = match->passed_to - 1;
+    }
+  }
   return plan;
 }
 

@@ -214,9 +214,14 @@ void Reader::plan_readahead(uint64_t offset, uint64_t end, uint64_t first, uint6
     // it rather than wait (no reader ever queues behind another for it).
     std::unique_lock lk(readahead_mu_, std::try_to_lock);
     if (!lk.owns_lock()) return;
+    const auto block_end = [&idx](uint64_t b) { return idx.blocks[b].out_offset + idx.block_size(b); };
     plan = readahead_.on_read(offset, end - offset, first, last, idx.blocks.size(),
-                              [&idx](uint64_t b) { return idx.block_size(b); });
+                              [&idx](uint64_t b) { return idx.block_size(b); },
+                              engine_.options().drop_behind ? std::function<uint64_t(uint64_t)>(block_end) : nullptr);
   }
+  // Drop-behind: after the policy's lock (a leaf), as the cache takes its own.
+  for (uint64_t b = plan.passed_first; b <= plan.passed_last && !plan.passed_empty(); ++b)
+    engine_.cache().erase({file_id_, b});
   for (uint64_t b = plan.first; b <= plan.last && !plan.empty(); ++b) {
     if (idx.blocks[b].damaged() || engine_.cache().contains({file_id_, b})) continue;
     if (!request_readahead(b)) {

@@ -20,8 +20,9 @@ namespace mibz2::fs {
 namespace {
 
 catalog::FrontDoorOptions door_options(const FilesystemOptions& options, const catalog::SourceAccess& access) {
-  return {.threads = options.threads, .cache_size = options.cache_size, .index_dir = options.index_dir,
-          .access = &access, .named_index = options.named_index};
+  // Drop-behind: what a sequential reader has passed is in the kernel's page cache (keep_cache).
+  return {.threads = options.threads, .cache_size = options.cache_size, .drop_behind = true,
+          .index_dir = options.index_dir, .access = &access, .named_index = options.named_index};
 }
 
 // SOURCE's identity for the root node.

@@ -15,6 +15,7 @@
 #include "fs/directory_listing.h"
 #include "fs/file_reads.h"
 #include "fs/fuse_session_settings.h"
+#include "fs/kernel_readahead.h"
 #include "fs/node_checks.h"
 #include "fs/request_interrupt.h"
 
@@ -59,6 +60,13 @@ int Operations::make_entry(Node& dir, const catalog::ShownEntry& e, fuse_entry_p
 
 void Operations::init(fuse_conn_info* conn) {
   configure_connection(conn);
+  // The kernel keeps the smaller of max_readahead and its own read-ahead of the mount (128 KiB
+  // by default), so the latter is raised too: without it a sequential reader comes in 128 KiB
+  // requests (kernel_readahead.h). Set before this returns, the kernel's reply to INIT keeps it.
+  if (const base::Status s = set_kernel_readahead(parts_.options.mountpoint, conn->max_readahead); s.ok())
+    spdlog::info("kernel read-ahead of the mount set to {} KiB", conn->max_readahead >> 10);
+  else
+    spdlog::info("kernel read-ahead of the mount left as it is (only root can raise it): {}", s.message());
   spdlog::info("mounted {} at {} ({} decoder threads, cache {} MiB, index dir {})", parts_.root.path(),
                parts_.options.mountpoint, parts_.door.engine().pool().threads(),
                parts_.door.engine().cache().capacity() >> 20,

@@ -36,7 +36,7 @@ std::optional<MountEntry> parse_line(std::string_view line) {
   const std::string_view source = next_field(line, &pos);
   if (type.empty()) return std::nullopt;
   return MountEntry{unescape_mount_field(f[3]), unescape_mount_field(f[4]), unescape_mount_field(type),
-                    unescape_mount_field(source)};
+                    unescape_mount_field(source), std::string(f[2])};
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ struct MountEntry {
   std::string mount_point;  // field 5: where, as an absolute path
   std::string fs_type;      // the first field after "-", e.g. "ext4" or "fuse.mibz2fs"
   std::string source;       // the next one: the device, or for FUSE the fsname
+  std::string device;       // field 3: "MAJOR:MINOR", the st_dev of its files (and its bdi's name)
 };
 
 // Undoes mountinfo's escapes: the kernel writes space, tab, newline and backslash in paths as a
