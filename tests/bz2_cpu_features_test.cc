@@ -48,7 +48,9 @@ TEST(CpuDispatch, EachLevelNeedsEveryFeatureOfItsOwnAndOfTheLevelsBelow) {
   }
 }
 
-// The flags of the first processor in /proc/cpuinfo (empty where there is none).
+#if MIBZ2_HAVE_X86_PATHS
+// The flags of the first processor in /proc/cpuinfo (empty where there is none; other
+// architectures name their features otherwise).
 std::set<std::string> kernel_cpu_flags() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -61,6 +63,7 @@ std::set<std::string> kernel_cpu_flags() {
   }
   return {};
 }
+#endif
 
 TEST(CpuFeatures, AreTheKernelsOwn) {
   const CpuFeatures& f = bz2::cpu_features();

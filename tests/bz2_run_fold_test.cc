@@ -1,10 +1,11 @@
 // run_fold: zero runs folded into literals. The scalar fold against runs worked out by hand, and
-// the AVX-512 fold against the scalar one on random symbol streams: every literal, the run left
-// open, and the too-long run at every place of a 16-symbol chunk.
+// the AVX2 and AVX-512 folds against the scalar one on random symbol streams: every literal, the
+// run left open, and the too-long run at every place of an 8- or 16-symbol chunk.
 #include "bz2/run_fold.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,15 +39,16 @@ Fold fold_scalar(const std::vector<uint16_t>& syms, RunState runs) {
 }
 
 #if MIBZ2_HAVE_X86_PATHS
-Fold fold_avx512(const std::vector<uint16_t>& syms, RunState runs) {
+using VectorFold = uint32_t (*)(const uint16_t*, uint32_t, RunState&, Literal*, uint32_t*);
+
+Fold fold_vector(VectorFold fold, const std::vector<uint16_t>& syms, RunState runs) {
   Fold f;
   f.lits.resize(syms.size() + 1);
   const uint32_t n = static_cast<uint32_t>(syms.size());
-  f.lits.resize(bz2::fold_runs_avx512(syms.data(), n, runs, f.lits.data(), &f.error_at));
+  f.lits.resize(fold(syms.data(), n, runs, f.lits.data(), &f.error_at));
   f.runs = runs;
   return f;
 }
-#endif
 
 void expect_same(const Fold& got, const Fold& want, const std::string& what) {
   ASSERT_EQ(got.lits.size(), want.lits.size()) << what;
@@ -59,6 +61,7 @@ void expect_same(const Fold& got, const Fold& want, const std::string& what) {
   EXPECT_EQ(got.runs.weight, want.runs.weight) << what;
   EXPECT_EQ(got.error_at, want.error_at) << what;
 }
+#endif
 
 // A run of `length` (>= 1) in bijective base 2, least significant digit first.
 std::vector<uint16_t> digits_of(uint32_t length) {
@@ -108,19 +111,25 @@ TEST(RunFold, EveryRunLengthUpToTheLimitRoundTrips) {
   EXPECT_EQ(f.runs.weight, 1u << 21);
 }
 
-class RunFoldAvx512 : public ::testing::Test {
+// Each vector fold, where the CPU runs it, against the scalar one.
+class RunFoldVector : public ::testing::TestWithParam<bz2::Isa> {
  protected:
   void SetUp() override {
-    if (isa_levels().back() != bz2::Isa::kAvx512) GTEST_SKIP() << "this CPU has no AVX-512 VBMI";
+    const std::vector<bz2::Isa> levels = isa_levels();
+    if (std::find(levels.begin(), levels.end(), GetParam()) == levels.end())
+      GTEST_SKIP() << "this CPU does not run the " << isa_name(GetParam()) << " path";
   }
   void check(const std::vector<uint16_t>& syms, RunState runs, const std::string& what) {
 #if MIBZ2_HAVE_X86_PATHS
-    expect_same(fold_avx512(syms, runs), fold_scalar(syms, runs), what);
+    const VectorFold fold = GetParam() == bz2::Isa::kAvx512 ? bz2::fold_runs_avx512 : bz2::fold_runs_avx2;
+    expect_same(fold_vector(fold, syms, runs), fold_scalar(syms, runs), what);
 #else
     (void)syms, (void)runs, (void)what;
 #endif
   }
 };
+INSTANTIATE_TEST_SUITE_P(Isa, RunFoldVector, ::testing::Values(bz2::Isa::kAvx2, bz2::Isa::kAvx512),
+                         [](const ::testing::TestParamInfo<bz2::Isa>& info) { return std::string(isa_name(info.param)); });
 
 // An open run carried in: `digits` digits (0..21) worth `length`.
 RunState carried_run(Rng& rng, uint32_t digits) {
@@ -129,7 +138,7 @@ RunState carried_run(Rng& rng, uint32_t digits) {
   return RunState{length, 1u << digits};
 }
 
-TEST_F(RunFoldAvx512, AgreesWithTheScalarFoldOnRandomStreams) {
+TEST_P(RunFoldVector, AgreesWithTheScalarFoldOnRandomStreams) {
   Rng rng(33);
   for (int round = 0; round < 3000; ++round) {
     // From almost all literals to almost all digits; lengths across chunk boundaries.
@@ -149,7 +158,7 @@ TEST_F(RunFoldAvx512, AgreesWithTheScalarFoldOnRandomStreams) {
   }
 }
 
-TEST_F(RunFoldAvx512, ATooLongRunStopsBothAtTheSameDigitWhereverItFalls) {
+TEST_P(RunFoldVector, ATooLongRunStopsBothAtTheSameDigitWhereverItFalls) {
   Rng rng(34);
   // A run of 21 digits is fine and one of 22 is not, starting at every place of a chunk, with
   // every number of digits carried in.
@@ -171,9 +180,9 @@ TEST_F(RunFoldAvx512, ATooLongRunStopsBothAtTheSameDigitWhereverItFalls) {
   }
 }
 
-TEST_F(RunFoldAvx512, AllLiteralsAndAllDigits) {
+TEST_P(RunFoldVector, AllLiteralsAndAllDigits) {
   Rng rng(35);
-  for (size_t n : {15u, 16u, 17u, 32u, 1600u}) {
+  for (size_t n : {7u, 8u, 9u, 15u, 16u, 17u, 32u, 1600u}) {
     std::vector<uint16_t> literals(n);
     for (uint16_t& s : literals) s = static_cast<uint16_t>(2 + rng.below(256));
     check(literals, RunState{}, "literals, " + std::to_string(n));

@@ -145,8 +145,8 @@ TEST(IndexCorpus, RandomRangesThroughTheIndexEqualTheOriginal) {
       check(off, len);
     }
   }
-  EXPECT_GE(checked, kSanitized ? 2500u : 10000u);
-  EXPECT_GE(spanning_blocks, kSanitized ? 400u : 1000u);
+  EXPECT_GE(checked, kSlowBuild ? 2500u : 10000u);
+  EXPECT_GE(spanning_blocks, kSlowBuild ? 400u : 1000u);
   EXPECT_GE(spanning_streams, 100u);
 }
 
@@ -201,7 +201,7 @@ TEST(IndexThreadsConcurrent, OneTwoAndFourThreadsGiveIdenticalIndexes) {
       size_t window;
     };
     // (Fewer configurations under sanitizers, where every build is several times slower.)
-    const std::vector<Config> configs = kSanitized ? std::vector<Config>{{2, 0}, {4, 1}}
+    const std::vector<Config> configs = kSlowBuild ? std::vector<Config>{{2, 0}, {4, 1}}
                                                    : std::vector<Config>{{2, 0}, {4, 0}, {4, 1}, {2, 3}, {4, 64}};
     for (const Config c : configs) {
       const index::BuildResult other = build_guarded(v.file, c.threads, c.window);
@@ -239,7 +239,7 @@ TEST(IndexBuildConcurrent, CancelEndsABuildAtOnce) {
     for (int i = 0; i < 2; ++i) workers.emplace_back([&] { drive_builder(builder); });
     std::this_thread::sleep_for(std::chrono::milliseconds(when));
     builder.cancel();
-    EXPECT_TRUE(builder.wait_finished(std::chrono::seconds(kSanitized ? 120 : 20)));
+    EXPECT_TRUE(builder.wait_finished(std::chrono::seconds(kSlowBuild ? 120 : 20)));
     for (auto& t : workers) t.join();
     const index::BuildResult r = builder.take_result();
     if (!r.ok()) {

@@ -46,7 +46,7 @@ const std::vector<Variant>& corpus() {
     };
     // Several blocks at every level (a level-L block holds L * 100000 bytes before RLE1).
     for (int level = 1; level <= 9; ++level) {
-      const size_t n = static_cast<size_t>(level) * 100000 * (kSanitized ? 16 : 25) / 10;
+      const size_t n = static_cast<size_t>(level) * 100000 * (kSlowBuild ? 16 : 25) / 10;
       one("level" + std::to_string(level), mixed_bytes(n, 100 + level), level);
     }
     {

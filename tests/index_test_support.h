@@ -29,8 +29,10 @@ namespace mibz2::test {
 
 // ---- scale ------------------------------------------------------------------------------------
 
-// Sizes and repetition counts: full in plain builds, a quarter (at least `floor`) under sanitizers.
-inline size_t scaled(size_t n, size_t floor = 1) { return kSanitized ? std::max(floor, n / 4) : n; }
+// Sizes and repetition counts: full in plain builds, smaller (a quarter, at least `floor`) where
+// the code runs several times slower, under sanitizers or emulated.
+inline constexpr bool kSlowBuild = kSanitized || kEmulated;
+inline size_t scaled(size_t n, size_t floor = 1) { return kSlowBuild ? std::max(floor, n / 4) : n; }
 
 // ---- corpus -----------------------------------------------------------------------------------
 
@@ -50,7 +52,7 @@ const std::vector<Variant>& corpus();
 
 // ---- builds with a watchdog -------------------------------------------------------------------
 
-inline constexpr std::chrono::seconds kBuildTimeout{kSanitized ? 600 : 120};
+inline constexpr std::chrono::seconds kBuildTimeout{kSlowBuild ? 600 : 120};
 
 // Steps `builder` on the calling thread until it finishes (a kIdle step yields to the others).
 // The tests' own driver: the catalog drives builds on the decoder pool.

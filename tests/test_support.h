@@ -34,6 +34,13 @@ namespace mibz2::test {
 // in quarantine), not the program's.
 inline constexpr bool kSanitized = base::kAddressSanitizer || base::kThreadSanitizer;
 
+// A cross build's tests, run under an emulator (qemu-aarch64: tens of times slower than native;
+// CMakeLists.txt defines MIBZ2_TESTS_EMULATED there).
+#ifndef MIBZ2_TESTS_EMULATED
+#define MIBZ2_TESTS_EMULATED 0
+#endif
+inline constexpr bool kEmulated = MIBZ2_TESTS_EMULATED != 0;
+
 using Bytes = std::vector<uint8_t>;
 
 inline std::span<const uint8_t> as_span(const Bytes& b) { return {b.data(), b.size()}; }

@@ -26,9 +26,6 @@ constexpr int kGroupSize = 50;                            // symbols coded with 
 constexpr int kMaxSelectors = 2 + 900000 / kGroupSize;    // 18002: more are read and ignored
 // Groups per batch of the two-pass symbol decoder: 32 * 50 symbols of 2 bytes stay in L1.
 constexpr int kBatchGroups = 32;
-// The BWT byte buffer has this many bytes beyond the block's limit, for whole-vector stores of
-// short zero runs.
-constexpr uint32_t kOutSlack = 64;
 // Output room reserved beyond a block's BWT length before RLE1: text makes about as many bytes as
 // it has BWT bytes, and RLE1 slices keep to the room left while it is at least a few KB.
 constexpr size_t kOutputRoomPastBwtLength = 64 << 10;
@@ -56,14 +53,12 @@ struct SymbolContext {
   int n_selectors;
   int end_of_block;
   uint32_t max_len;
-  uint8_t* out;                 // the BWT bytes, max_len + kOutSlack bytes
-  uint32_t* counts;             // byte histogram of out
+  BwtRun* runs;                 // the BWT bytes as runs of equal bytes, room for max_len + 1
+  uint32_t n_runs;              // how many (set at the end of the block)
+  uint32_t* counts;             // byte histogram of the BWT bytes
   uint16_t* syms;               // kBatchGroups * kGroupSize + 2 symbols
   Literal* lits;                // kBatchGroups * kGroupSize + 1 literals
   uint64_t* group_bits;         // kBatchGroups bit positions: where each group of a batch starts
-  PrefixCounts* prefixes;       // counts at a few points, taken between batches
-  uint32_t prefix_step;         // bytes between those points
-  uint32_t next_prefix;         // the next point
   alignas(64) uint8_t mtf[256];
 };
 
@@ -115,22 +110,19 @@ struct BlockDecoder::Impl {
   uint16_t syms[kBatchGroups * kGroupSize + 2];
   Literal lits[kBatchGroups * kGroupSize + 1];
   uint64_t group_bits[kBatchGroups];
-  std::unique_ptr<uint8_t[]> ll;  // BWT bytes of the block (up to 900000, plus kOutSlack)
-  uint32_t ll_capacity = 0;
   InverseBwt bwt;
-  PrefixCounts prefixes;
 
-  Error read_symbols(BitReader& br, int level, uint32_t* n_out, uint32_t counts[256]);
+  Error read_symbols(BitReader& br, int level, uint32_t* n_out, uint32_t* n_runs, uint32_t counts[256]);
 };
 
 BlockDecoder::BlockDecoder() : impl_(std::make_unique<Impl>()) {}
 BlockDecoder::~BlockDecoder() = default;
 
-size_t BlockDecoder::memory_bytes() const { return impl_->ll_capacity + impl_->bwt.memory_bytes(); }
+size_t BlockDecoder::memory_bytes() const { return impl_->bwt.memory_bytes(); }
 
 // Reads everything from the block magic to the end-of-block symbol: tables, selectors, and the
 // symbol stream with its MTF and zero-run decoding, producing the BWT bytes in `ll`.
-Error BlockDecoder::Impl::read_symbols(BitReader& br, int level, uint32_t* n_out, uint32_t counts[256]) {
+Error BlockDecoder::Impl::read_symbols(BitReader& br, int level, uint32_t* n_out, uint32_t* n_runs, uint32_t counts[256]) {
   // Past the end the reader invents zero bits; a failure there is the truncation, reported at the
   // end of the input (the reader's position can lie beyond it).
   auto fail = [&](ErrorCode code) {
@@ -207,26 +199,25 @@ Error BlockDecoder::Impl::read_symbols(BitReader& br, int level, uint32_t* n_out
   cx.n_selectors = n_selectors;
   cx.end_of_block = alpha_size - 1;
   cx.max_len = static_cast<uint32_t>(level) * 100000;
-  cx.out = ll.get();
+  cx.runs = bwt.runs();
+  cx.n_runs = 0;
   cx.counts = counts;
   cx.syms = syms;
   cx.lits = lits;
   cx.group_bits = group_bits;
-  cx.prefixes = &prefixes;
-  prefixes.count = 0;
-  cx.prefix_step = std::max<uint32_t>(cx.max_len / (PrefixCounts::kMax + 1), 1);
-  cx.next_prefix = cx.prefix_step;
   std::memset(cx.mtf, 0, sizeof cx.mtf);
   std::memcpy(cx.mtf, in_use, n_in_use);
   std::memset(counts, 0, 256 * sizeof(uint32_t));
-#if MIBZ2_HAVE_X86_PATHS
+  Error e;
   switch (isa()) {
-    case Isa::kAvx512: return avx512::decode_symbols(br, cx, n_out);
-    case Isa::kAvx2: return avx2::decode_symbols(br, cx, n_out);
-    case Isa::kPortable: break;
-  }
+#if MIBZ2_HAVE_X86_PATHS
+    case Isa::kAvx512: e = avx512::decode_symbols(br, cx, n_out); break;
+    case Isa::kAvx2: e = avx2::decode_symbols(br, cx, n_out); break;
 #endif
-  return portable::decode_symbols(br, cx, n_out);
+    default: e = portable::decode_symbols(br, cx, n_out); break;
+  }
+  *n_runs = cx.n_runs;
+  return e;
 }
 
 Error BlockDecoder::decode(std::span<const uint8_t> data, uint64_t start_bit, int level,
@@ -234,10 +225,6 @@ Error BlockDecoder::decode(std::span<const uint8_t> data, uint64_t start_bit, in
   result = BlockResult{};
   Impl& im = *impl_;
   const uint32_t max_len = static_cast<uint32_t>(std::clamp(level, 1, 9)) * 100000;
-  if (im.ll_capacity < max_len) {
-    im.ll.reset(new uint8_t[max_len + kOutSlack]);
-    im.ll_capacity = max_len;
-  }
   im.bwt.reserve(max_len);
 
   BitReader br(data, start_bit);
@@ -250,14 +237,15 @@ Error BlockDecoder::decode(std::span<const uint8_t> data, uint64_t start_bit, in
 
   uint32_t n = 0;
   uint32_t counts[256];
-  if (Error e = im.read_symbols(br, level, &n, counts)) return e;
+  uint32_t n_runs = 0;
+  if (Error e = im.read_symbols(br, level, &n, &n_runs, counts)) return e;
   result.end_bit = br.position();
   result.symbols_read = true;
   result.bwt_length = n;
   // libbz2 checks the origin only now that the length is known.
   if (orig_ptr >= n) return {ErrorCode::kBadOrigPtr, start_bit + 48 + 32 + 1};
 
-  if (ErrorCode c = im.bwt.run(im.ll.get(), n, counts, &im.prefixes, orig_ptr); c != ErrorCode::kOk)
+  if (ErrorCode c = im.bwt.run(n_runs, n, counts, orig_ptr); c != ErrorCode::kOk)
     return {c, start_bit};
 
   const size_t out_start = out.size();

@@ -1,6 +1,7 @@
 #include "bz2/inverse_bwt.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace mibz2::bz2 {
 namespace {
@@ -45,7 +46,7 @@ void InverseBwt::grow_scratch(uint32_t bytes) {
 void InverseBwt::reserve(uint32_t max_n) {
   grow_table(max_n);
   const uint32_t max_chunks = max_chunks_for(max_n, segments_for(max_n));
-  grow_scratch(max_chunks * kChunk);
+  grow_scratch(std::max<uint32_t>(max_chunks * kChunk, (max_n + 2) * sizeof(BwtRun)));
   chunks_.reserve(max_chunks);
 }
 
@@ -53,100 +54,58 @@ size_t InverseBwt::memory_bytes() const {
   return size_t{table_capacity_} * 4 + scratch_capacity_ + chunks_.capacity() * sizeof(Chunk);
 }
 
-namespace {
-
-// Scatters K segments of ll in lockstep, m bytes each: lane k reads ll[pos[k]..pos[k] + m) and
-// writes through its own cursors next[k]. One lane alone is a chain through memory wherever a
-// byte repeats (next[b]++ stored, then loaded again for the next b: ~5 cycles an entry, and BWT
-// output repeats bytes a lot); K lanes run K such chains side by side.
-template <int K>
-void scatter_lanes(const uint8_t* ll, uint32_t* t, uint32_t (*next)[256], uint32_t* pos, uint32_t m) {
-  uint32_t p[K];
-  for (int k = 0; k < K; ++k) p[k] = pos[k];
-  for (uint32_t i = 0; i < m; ++i) {
-#pragma GCC unroll 8
-    for (int k = 0; k < K; ++k) {
-      const uint8_t b = ll[p[k]];
-      const uint32_t j = next[k][b]++;
-      // Up to 256 ascending write streams into a table larger than L2: more than the hardware
-      // prefetcher follows. Asking for the line 128 bytes ahead of each store overlaps the fetch of
-      // each stream's next line (in-process decode of the 200 MB linux tar: 1.40 s -> 1.33 s;
-      // 64 bytes ahead 1.34 s, 256 ahead 1.43 s).
-      __builtin_prefetch(t + j + 32, 1);
-      t[j] = (p[k] << 8) | b;
-      ++p[k];
-    }
-  }
-  for (int k = 0; k < K; ++k) pos[k] = p[k];
-}
-
-}  // namespace
-
-uint32_t InverseBwt::build_table(const uint8_t* ll, uint32_t n, const uint32_t counts[256],
-                                 const PrefixCounts* prefixes) {
+uint32_t InverseBwt::build_table(uint32_t n_runs, uint32_t n, const uint32_t counts[256]) {
   grow_table(n);
-  uint32_t base[256];
+  uint32_t next[256];  // the next place of each byte's bucket
+  uint32_t end[256];   // the end of its bucket
   uint32_t sum = 0;
   for (int b = 0; b < 256; ++b) {
-    base[b] = sum;
+    next[b] = sum;
     sum += counts[b];
+    end[b] = sum;
   }
   if (sum != n) return sum;
 
   // T[j] for j = LF(i) holds i and ll[i]: reading T[state] yields the next state and its byte at
-  // once. Lane k covers ll[at[k - 1]..at[k]) and starts its cursors where the bytes before its
-  // segment leave them: base + the prefix's counts.
-  constexpr int kMaxLanes = PrefixCounts::kMax + 1;
-  uint32_t next[kMaxLanes][256];
-  uint32_t pos[kMaxLanes];
-  uint32_t end[kMaxLanes];
-  int lanes = 1;
-  std::copy(base, base + 256, next[0]);
-  pos[0] = 0;
-  if (prefixes) {
-    for (int k = 0; k < prefixes->count; ++k) {
-      const uint32_t at = prefixes->at[k];
-      if (at <= pos[lanes - 1] || at >= n) continue;  // only ascending cuts inside the block
-      end[lanes - 1] = at;
-      pos[lanes] = at;
-      for (int b = 0; b < 256; ++b) next[lanes][b] = base[b] + prefixes->counts[k][b];
-      ++lanes;
-    }
-  }
-  end[lanes - 1] = n;
-
-  uint32_t* t = table_.get();
-  while (lanes > 0) {
-    uint32_t m = end[0] - pos[0];
-    for (int k = 1; k < lanes; ++k) m = std::min(m, end[k] - pos[k]);
-    switch (lanes) {
-      case 1: scatter_lanes<1>(ll, t, next, pos, m); break;
-      case 2: scatter_lanes<2>(ll, t, next, pos, m); break;
-      case 3: scatter_lanes<3>(ll, t, next, pos, m); break;
-      case 4: scatter_lanes<4>(ll, t, next, pos, m); break;
-      case 5: scatter_lanes<5>(ll, t, next, pos, m); break;
-      case 6: scatter_lanes<6>(ll, t, next, pos, m); break;
-      case 7: scatter_lanes<7>(ll, t, next, pos, m); break;
-      default: scatter_lanes<8>(ll, t, next, pos, m); break;
-    }
-    // Finished lanes leave; the last lane takes their slot.
-    for (int k = 0; k < lanes;) {
-      if (pos[k] == end[k]) {
-        --lanes;
-        pos[k] = pos[lanes];
-        end[k] = end[lanes];
-        std::copy(next[lanes], next[lanes] + 256, next[k]);
-      } else {
-        ++k;
+  // once. A run of c bytes b at ll[i..i + c) takes the next c places of b's bucket, in order.
+  // Vectors of four entries (GCC's vector extension: SSE2 on x86-64, NEON on ARM).
+  typedef uint32_t Entries __attribute__((vector_size(16)));
+  constexpr Entries kIota = {0, 1 << 8, 2 << 8, 3 << 8};
+  const BwtRun* const runs = reinterpret_cast<const BwtRun*>(scratch_.get());
+  uint32_t* const t = table_.get();
+  uint32_t i = 0;
+  for (uint32_t r = 0; r < n_runs; ++r) {
+    const uint32_t b = runs[r] & 0xFF;
+    const uint32_t c = runs[r] >> 8;
+    const uint32_t j = next[b];
+    next[b] = j + c;
+    // Up to 256 ascending write streams into a table larger than L2: more than the hardware
+    // prefetcher follows. Asking for the line 128 bytes ahead of each store overlaps the fetch of
+    // each stream's next line (in-process decode of the 200 MB linux tar: 1.40 s -> 1.33 s;
+    // 64 bytes ahead 1.34 s, 256 ahead 1.43 s).
+    __builtin_prefetch(t + j + 32, 1);
+    Entries v = (i << 8 | b) + kIota;
+    if (j + 8 <= end[b]) [[likely]] {
+      // Eight entries whatever the run's length (most runs are 1 to 3 bytes): those beyond it are
+      // the bucket's next places, which the later runs of b write again.
+      std::memcpy(t + j, &v, 16);
+      const Entries w = v + (4 << 8);
+      std::memcpy(t + j + 4, &w, 16);
+      if (c > 8) [[unlikely]] {
+        uint32_t k = 8;
+        for (v += 8 << 8; k + 4 <= c; k += 4, v += 4 << 8) std::memcpy(t + j + k, &v, 16);
+        for (; k < c; ++k) t[j + k] = (i + k) << 8 | b;
       }
+    } else {
+      for (uint32_t k = 0; k < c; ++k) t[j + k] = (i + k) << 8 | b;
     }
+    i += c;
   }
   return sum;
 }
 
-ErrorCode InverseBwt::run(const uint8_t* ll, uint32_t n, const uint32_t counts[256], const PrefixCounts* prefixes,
-                          uint32_t orig_ptr) {
-  if (orig_ptr >= n || build_table(ll, n, counts, prefixes) != n) return ErrorCode::kBadBwtCycle;
+ErrorCode InverseBwt::run(uint32_t n_runs, uint32_t n, const uint32_t counts[256], uint32_t orig_ptr) {
+  if (orig_ptr >= n || build_table(n_runs, n, counts) != n) return ErrorCode::kBadBwtCycle;
 
   const uint32_t segments = segments_for(n);
   starts_.clear();

@@ -19,24 +19,38 @@
 
 namespace mibz2::bz2 {
 
-// Byte histograms of prefixes ll[0..at[k]) taken while the bytes were produced (at[] ascending,
-// above 0, below n), so that the table build can scatter from several places of the block at once.
-struct PrefixCounts {
-  static constexpr int kMax = 7;  // lanes of the table build: kMax + 1
-  int count = 0;
-  uint32_t at[kMax];
-  uint32_t counts[kMax][256];
-};
+// The BWT bytes of a block come as runs of equal bytes, the form the symbol decoder makes them in
+// (a literal and the zero run after it): the byte in bits 0..7, how many times it repeats (0..255)
+// in bits 8..15. A longer run is several BwtRuns. The table build fills a run's places of its
+// byte's bucket a vector at a time, where the bytes one by one cost a cursor update each (real
+// JSON: 4.7 bytes a run).
+using BwtRun = uint16_t;
+inline constexpr uint32_t kMaxBwtRunCount = 255;
+constexpr BwtRun make_bwt_run(uint32_t byte, uint32_t count) { return static_cast<BwtRun>(byte | count << 8); }
+
+// Appends `count` bytes `byte` to runs[k..] and returns the new k.
+inline uint32_t append_bwt_run(BwtRun* runs, uint32_t k, uint32_t byte, uint32_t count) {
+  while (count > kMaxBwtRunCount) [[unlikely]] {
+    runs[k++] = make_bwt_run(byte, kMaxBwtRunCount);
+    count -= kMaxBwtRunCount;
+  }
+  runs[k++] = make_bwt_run(byte, count);
+  return k;
+}
 
 class InverseBwt {
  public:
-  // Decodes: ll holds the block's n BWT bytes (the output of Huffman/MTF), counts their byte
-  // histogram, orig_ptr the origin. Afterwards for_each_piece() yields the pre-RLE1 bytes in order.
-  // A table of several cycles yields n steps from the origin (libbz2's definition); kBadBwtCycle
-  // only for inconsistent arguments (counts not adding up to n, orig_ptr >= n).
-  // `prefixes` may be null (one lane).
-  ErrorCode run(const uint8_t* ll, uint32_t n, const uint32_t counts[256], const PrefixCounts* prefixes,
-                uint32_t orig_ptr);
+  // The input of run(): room for the BwtRuns of a block of up to reserve()'s max_n bytes (at most
+  // max_n + 1 of them: each run but a leading one of 0 bytes has a byte). It is the chunk storage,
+  // which the walk fills only after the table build has read the runs.
+  BwtRun* runs() { return reinterpret_cast<BwtRun*>(scratch_.get()); }
+
+  // Decodes: runs() holds the block's n BWT bytes as n_runs runs (the output of Huffman/MTF),
+  // counts their byte histogram, orig_ptr the origin. Afterwards for_each_piece() yields the
+  // pre-RLE1 bytes in order. A table of several cycles yields n steps from the origin (libbz2's
+  // definition); kBadBwtCycle only for inconsistent arguments (counts not adding up to n, orig_ptr
+  // >= n).
+  ErrorCode run(uint32_t n_runs, uint32_t n, const uint32_t counts[256], uint32_t orig_ptr);
 
   // Makes room for blocks of up to `max_n` bytes (their stream's level * 100000) at once, so that
   // blocks that grow within a level do not grow the table and the chunk storage again: each growth
@@ -66,14 +80,14 @@ class InverseBwt {
   // is not kept.
   void grow_table(uint32_t n);
   void grow_scratch(uint32_t bytes);
-  uint32_t build_table(const uint8_t* ll, uint32_t n, const uint32_t counts[256], const PrefixCounts* prefixes);
+  uint32_t build_table(uint32_t n_runs, uint32_t n, const uint32_t counts[256]);
   ErrorCode walk(uint32_t n, uint32_t orig_ptr);
   ErrorCode stitch(uint32_t n);
   void walk_single(uint32_t n, uint32_t orig_ptr);  // one lane, n steps: any table
 
   std::unique_ptr<uint32_t[]> table_;   // the walk table: next state << 8 | byte, plus a flag bit
   uint32_t table_capacity_ = 0;
-  std::unique_ptr<uint8_t[]> scratch_;  // chunk storage
+  std::unique_ptr<uint8_t[]> scratch_;  // the runs of the block, then chunk storage
   uint32_t scratch_capacity_ = 0;
   std::vector<Chunk> chunks_;
   std::vector<uint32_t> starts_;        // segment start states, segment 0 first (= orig_ptr)

@@ -1,5 +1,5 @@
 // The symbol stream of a block: Huffman decoding, then MTF and the zero-run code (RLE2), producing
-// the block's BWT bytes. Included by block_decoder.cc once per instruction set, with:
+// the block's BWT bytes as runs of equal bytes (inverse_bwt.h's BwtRun). Included by block_decoder.cc once per instruction set, with:
 //   MIBZ2_SYMBOLS_NS      the namespace of this version
 //   MIBZ2_SYMBOLS_TARGET  its function attributes (empty for the portable version)
 //   MIBZ2_SYMBOLS_AVX2    1 for the AVX2 + BMI2 version
@@ -13,13 +13,15 @@
 //  2. Zero runs and MTF over the stored symbols, in two loops without a branch on the symbol
 //     (whether a symbol is a run symbol or a literal is a coin toss to the branch predictor):
 //     a. runs folded into a list of literals, each with the length of the run before it
-//        (run_fold.h; the AVX-512 version folds 16 symbols at a time with prefix scans);
-//     b. per literal: its run (a vector store of the front byte), then its MTF move. In the AVX2
-//        version the front 16 MTF entries live in a register and a move-to-front below 16 is one
-//        pshufb; with AVX-512 VBMI the front 64 entries live in a zmm register and a
-//        move-to-front below 64 is one vpermb (real text: 15% of the MTF indices are 16 or more,
-//        few are 64 or more); a move from further back shifts the list's part in memory with a
-//        few 16-byte moves (shift_up_one).
+//        (run_fold.h; the AVX-512 version folds 16 symbols at a time with prefix scans, the AVX2
+//        version 8 at a time with the scans' results looked up by literal mask);
+//     b. per literal: the front byte's run (its literal and the zero run after it), then its MTF
+//        move. In the AVX2 version the front 16 MTF entries live in a register and a
+//        move-to-front below 16 is one pshufb; with AVX-512 VBMI the front 64 entries live in a
+//        zmm register and a move-to-front below 64 is one vpermb (real text: 15% of the MTF
+//        indices are 16 or more, few are 64 or more); a move from further back shifts the list's
+//        part in memory with a few 16-byte moves (shift_up_one). Holding 32 entries in a ymm
+//        register on the AVX2 path (a move below 32 in three instructions) measured no faster.
 // An error met in pass 2 (run or block too long) is reported where the old one-pass loop reported
 // it: the bit position right after that symbol, found by decoding the group again up to it.
 
@@ -96,7 +98,8 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
                                                                              uint32_t* n_out) {
   const int end_of_block = cx.end_of_block;
   const uint32_t max_len = cx.max_len;
-  uint8_t* const out = cx.out;
+  BwtRun* const bwt_runs = cx.runs;
+  uint32_t n_runs = 0;
   uint32_t* const counts = cx.counts;
   uint16_t* const syms = cx.syms;
   uint8_t* const mtf = cx.mtf;
@@ -198,33 +201,25 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
     uint32_t run_error_at = k;  // the symbol that made a run too long, if any
 #if MIBZ2_SYMBOLS_AVX512
     const uint32_t m = fold_runs_avx512(syms, k, runs, lits, &run_error_at);
+#elif MIBZ2_SYMBOLS_AVX2
+    const uint32_t m = fold_runs_avx2(syms, k, runs, lits, &run_error_at);
 #else
     const uint32_t m = fold_runs(syms, 0, k, runs, lits, 0, &run_error_at);
 #endif
 
-    // ---- pass 2b: each literal's run (the front byte repeated), then its MTF move ----
-    // counts[front] takes the front byte's own literal (pending) and the run after it when the
-    // next literal comes: consecutive literals are different bytes, so no counter is read right
-    // after it was written.
+    // ---- pass 2b: each literal's MTF move; the BWT bytes as their runs ----
+    // The front byte's literal and the zero run after it are one run of equal BWT bytes, ended by
+    // the next literal (a different byte: its MTF index is at least 1). counts[front] takes both
+    // when the next literal comes, and so does its BwtRun: consecutive literals are different
+    // bytes, so no counter is read right after it was written.
     for (uint32_t t = 0; t < m; ++t) {
       const Literal lit = lits[t];
       const uint32_t run = lit.run;
-      if (run > 32) [[unlikely]] {
-        if (run > max_len - n) return fail_after(lit.symbol, ErrorCode::kBlockTooLong);
-        std::memset(out + n, static_cast<int>(front_byte), run);
-      } else {
-        // n < max_len here: the 32 bytes end within out's kOutSlack bytes past max_len.
-#if MIBZ2_SYMBOLS_AVX2
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + n), _mm256_set1_epi8(static_cast<char>(front_byte)));
-#else
-        const uint64_t pattern = 0x0101010101010101ull * front_byte;
-        for (int q = 0; q < 4; ++q) std::memcpy(out + n + 8 * q, &pattern, 8);
-#endif
-      }
-      n += run;
-      counts[front_byte] += pending + run;
+      n += run;  // no overflow: n < max_len <= 900000, run < 2^23
       // libbz2: a run that fills the block, or a literal beyond it, is kBlockTooLong.
       if (n >= max_len) [[unlikely]] return fail_after(lit.symbol, ErrorCode::kBlockTooLong);
+      counts[front_byte] += pending + run;
+      n_runs = append_bwt_run(bwt_runs, n_runs, front_byte, pending + run);
       const uint32_t index = lit.index;
 #if MIBZ2_SYMBOLS_AVX512
       if (index < 64) [[likely]] {
@@ -250,29 +245,20 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
 #else
       front_byte = mtf_move_to_front(mtf, index);
 #endif
-      out[n++] = static_cast<uint8_t>(front_byte);
+      ++n;
       pending = 1;
     }
     if (run_error_at < k) return fail_after(run_error_at, ErrorCode::kRunTooLong);
 
-    if (n >= cx.next_prefix && cx.prefixes->count < PrefixCounts::kMax) {
-      // The table build scatters from here on a lane of its own.
-      PrefixCounts& pc = *cx.prefixes;
-      pc.at[pc.count] = n;
-      std::memcpy(pc.counts[pc.count], counts, sizeof pc.counts[0]);
-      pc.counts[pc.count][front_byte] += pending;
-      ++pc.count;
-      cx.next_prefix = n + cx.prefix_step;
-    }
-
     if (stop == Stop::kError) return stop_error;
     if (stop == Stop::kEndOfBlock) {
       if (runs.length > max_len - n) return fail_at(br, ErrorCode::kBlockTooLong);
-      std::memset(out + n, static_cast<int>(front_byte), runs.length);
       n += runs.length;
       counts[front_byte] += pending + runs.length;
+      n_runs = append_bwt_run(bwt_runs, n_runs, front_byte, pending + runs.length);
       if (br.overrun()) return fail_at(br, ErrorCode::kTruncated);
       *n_out = n;
+      cx.n_runs = n_runs;
       return {};
     }
   }
