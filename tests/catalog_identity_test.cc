@@ -184,8 +184,8 @@ TEST(IndexIdentity, SampleIsSpreadOverTheFile) {
   EXPECT_EQ(std::adjacent_find(s.begin(), s.end()), s.end());
   for (size_t i = 1; i < s.size(); ++i) EXPECT_LE(s[i] - s[i - 1], 15u) << "not spread evenly";
   // Damaged blocks are never sampled (they are never served either).
-  idx.blocks[0].flags |= index::BlockRecord::kCrcMismatch;
-  idx.blocks[99].flags |= index::BlockRecord::kTruncated;
+  idx.blocks.mutable_at(0).flags |= index::BlockRecord::kCrcMismatch;
+  idx.blocks.mutable_at(99).flags |= index::BlockRecord::kTruncated;
   idx.damaged_blocks = 2;
   s = index::sample_blocks(idx);
   ASSERT_EQ(s.size(), 8u);
@@ -323,7 +323,7 @@ TEST(IndexIdentity, ReaderThatMetAMismatchServesNothingMore) {
   ASSERT_GE(built.index->blocks.size(), 12u);
   constexpr uint64_t kShift = 100'000;
   index::BlockIndex forged = *built.index;
-  for (size_t i = 2; i < forged.blocks.size(); ++i) forged.blocks[i].out_offset += kShift;
+  for (size_t i = 2; i < forged.blocks.size(); ++i) forged.blocks.mutable_at(i).out_offset += kShift;
   forged.decompressed_size += kShift;
   write_file(built.origin.index_path, index::serialize(forged));
 

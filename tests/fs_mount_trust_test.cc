@@ -77,7 +77,7 @@ index::BlockIndex parsed(const Bytes& file) {
 // The attacker's edit (see the top of the file), as index/index_format.h writes it.
 Bytes forge(const Bytes& index_file) {
   index::BlockIndex idx = parsed(index_file);
-  for (size_t i = 2; i < idx.blocks.size(); ++i) idx.blocks[i].out_offset += kShift;
+  for (size_t i = 2; i < idx.blocks.size(); ++i) idx.blocks.mutable_at(i).out_offset += kShift;
   idx.decompressed_size += kShift;
   return index::serialize(idx);
 }

@@ -239,16 +239,16 @@ TEST(FsExtendedAttributes, LinesAreTheCountOrSayWhyTheyAreUnknown) {
   idx.line_count = 12001;  // no newline at the end: one line more than newlines, as sed counts
   EXPECT_EQ(index_xattr_value(Xattr::kLines, idx), "12001");
   // A damaged block: no count, and what comes after it is unknown, said as such.
-  idx.blocks[1].flags |= index::BlockRecord::kCrcMismatch;
+  idx.blocks.mutable_at(1).flags |= index::BlockRecord::kCrcMismatch;
   idx.damaged_blocks = 1;
-  idx.newlines[1] = index::kUnknownNewlines;
+  idx.newlines.mutable_at(1) = index::kUnknownNewlines;
   idx.line_count = index::kUnknownLines;
   const std::string damaged = index_xattr_value(Xattr::kLines, idx);
   EXPECT_EQ(damaged.rfind("unknown: block 1 ", 0), 0u) << damaged;
   EXPECT_NE(damaged.find("is damaged (CRC mismatch)"), std::string::npos) << damaged;
   // An index made before line counts (format version 2): no counts at all.
   idx.newlines.clear();
-  idx.blocks[1].flags = 0;
+  idx.blocks.mutable_at(1).flags = 0;
   idx.damaged_blocks = 0;
   const std::string old = index_xattr_value(Xattr::kLines, idx);
   EXPECT_EQ(old.rfind("unknown: the index has no line counts", 0), 0u) << old;

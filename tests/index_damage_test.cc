@@ -139,13 +139,13 @@ BlockIndex undecodable_expectation(size_t k, int64_t* shift) {
   const BlockSpan& s = b.layout.blocks[k];
   const uint64_t nominal = static_cast<uint64_t>(s.level) * 100000;
   *shift = static_cast<int64_t>(nominal) - static_cast<int64_t>(s.out_size);
-  const BlockRecord& old = want.blocks[k];
-  want.blocks[k] = BlockRecord::make(s.start_bit, s.level,
+  const BlockRecord old = want.blocks[k];
+  want.blocks.mutable_at(k) = BlockRecord::make(s.start_bit, s.level,
                                      BlockRecord::kUndecodable | (old.stream_start() ? BlockRecord::kStreamStart : 0),
                                      old.out_offset, old.bit_length, 0);
   mark_damaged(want, k, 0);
   for (size_t i = k + 1; i < want.blocks.size(); ++i)
-    want.blocks[i].out_offset = static_cast<uint64_t>(static_cast<int64_t>(want.blocks[i].out_offset) + *shift);
+    want.blocks.mutable_at(i).out_offset = static_cast<uint64_t>(static_cast<int64_t>(want.blocks[i].out_offset) + *shift);
   want.decompressed_size = static_cast<uint64_t>(static_cast<int64_t>(want.decompressed_size) + *shift);
   want.damaged_blocks = 1;
   want.flags = BlockIndex::kHasDamage | BlockIndex::kHasUndecodable;

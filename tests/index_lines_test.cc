@@ -165,14 +165,14 @@ TEST(IndexLinesFormat, CountsThatCannotBeRightAreRefused) {
     std::function<void(BlockIndex&)> change;
   };
   const Case cases[] = {
-      {"a count above the block's size", [](BlockIndex& i) { i.newlines[0] = static_cast<uint32_t>(i.block_size(0) + 1); }},
+      {"a count above the block's size", [](BlockIndex& i) { i.newlines.mutable_at(0) = static_cast<uint32_t>(i.block_size(0) + 1); }},
       // Sum of the counts, or one more when the last line has no newline: nothing else.
       {"a line count below the newlines", [](BlockIndex& i) { i.line_count = newline_sum(i) - 1; }},
       {"a line count two above the newlines", [](BlockIndex& i) { i.line_count = newline_sum(i) + 2; }},
-      {"a line count with a count unknown", [](BlockIndex& i) { i.newlines[1] = index::kUnknownNewlines; }},
+      {"a line count with a count unknown", [](BlockIndex& i) { i.newlines.mutable_at(1) = index::kUnknownNewlines; }},
       {"a damaged record with a count",
        [](BlockIndex& i) {
-         i.blocks[0].flags |= index::BlockRecord::kCrcMismatch;
+         i.blocks.mutable_at(0).flags |= index::BlockRecord::kCrcMismatch;
          i.damaged_blocks = 1;
          i.flags |= BlockIndex::kHasDamage;
          i.line_count = index::kUnknownLines;
@@ -331,7 +331,7 @@ TEST(IndexLines, TheBlockCheckRefusesARecordWithAnotherNewlineCount) {
   base::ByteBuffer compressed, out;
   EXPECT_EQ(index::check_block(r.index, 1, source, decoder, compressed, out).kind, index::BlockCheck::kOk);
   BlockIndex wrong = r.index;
-  wrong.newlines[1] += 1;
+  wrong.newlines.mutable_at(1) += 1;
   const index::BlockCheck c = index::check_block(wrong, 1, source, decoder, compressed, out);
   EXPECT_EQ(c.kind, index::BlockCheck::kMismatch);
   EXPECT_NE(c.why.message().find("newlines"), std::string::npos) << c.why;

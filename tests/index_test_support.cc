@@ -186,8 +186,8 @@ uint64_t walked_line_start(std::span<const uint8_t> plain, uint64_t n) {
 }
 
 void mark_damaged(index::BlockIndex& want, size_t block, uint8_t flags) {
-  want.blocks[block].flags |= flags;
-  if (want.newlines.size() > block) want.newlines[block] = index::kUnknownNewlines;
+  want.blocks.mutable_at(block).flags |= flags;
+  if (want.newlines.size() > block) want.newlines.mutable_at(block) = index::kUnknownNewlines;
   want.line_count = index::kUnknownLines;
 }
 

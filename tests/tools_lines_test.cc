@@ -426,8 +426,8 @@ TEST_F(Mibz2Lines, CompensatedCountsMisnumberLinesOnlyUntilTheBlockThatTellsIsRe
   uint64_t block1_start = 0;
   edit_stored_index(idx_dir, [&](index::BlockIndex& i) {
     ASSERT_GE(i.blocks.size(), 4u);
-    i.newlines[0] -= 1;
-    i.newlines[2] += 1;
+    i.newlines.mutable_at(0) -= 1;
+    i.newlines.mutable_at(2) += 1;
     block1_start = i.blocks[1].out_offset;
   });
   const uint64_t k = line_at(plain, block1_start) + 2;  // a line that starts in block 1

@@ -34,6 +34,10 @@ namespace mibz2::engine {
 // back when it is freed, whichever holder lets it go last.
 struct DecodedBlock {
   base::ByteBuffer bytes;
+  // Where the bytes lie in the decompressed file, as the decode's check vouched for them
+  // (index/block_check.h): a read places them by this, never by a record read again (a mapped
+  // index can change meanwhile). 0 for the copied part of a block.
+  uint64_t out_offset = 0;
 
   DecodedBlock() = default;
   DecodedBlock(const DecodedBlock&) = delete;

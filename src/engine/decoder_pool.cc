@@ -36,9 +36,12 @@ DecoderPool::DecoderPool(unsigned threads, unsigned cpus) {
     free_contexts_.push_back(contexts_.back().get());
   }
   // Workers start with signals blocked, so SIGINT/SIGTERM always reach the thread that handles
-  // them (the FUSE loop), never a worker in the middle of a decode.
+  // them (the FUSE loop), never a worker in the middle of a decode. Not the signals of a fault:
+  // one raised while blocked kills the process outright, and a worker's SIGBUS in a mapped index
+  // cut short is for the guard to catch (io/mapped_file.h).
   sigset_t all, old;
   sigfillset(&all);
+  for (int fault : {SIGBUS, SIGSEGV, SIGFPE, SIGILL}) sigdelset(&all, fault);
   pthread_sigmask(SIG_BLOCK, &all, &old);
   for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this, i] { run(i); });
   pthread_sigmask(SIG_SETMASK, &old, nullptr);

@@ -22,9 +22,7 @@ Reader::Reader(Engine& engine, uint64_t file_id, std::string path, std::unique_p
       path_(std::move(path)),
       index_(std::move(index)),
       source_(std::move(source)),
-      readahead_(engine.readahead_limits()),
-      damage_reported_(index_->blocks.size(), false),
-      read_error_reported_(index_->blocks.size()) {}
+      readahead_(engine.readahead_limits()) {}
 
 Reader::~Reader() = default;
 
@@ -68,6 +66,7 @@ struct Reader::PendingRead {
   uint64_t end = 0;
   uint64_t first = 0;
   std::vector<Slice> parts;  // parts[i]: what the read returns of block first + i; each set by one arrival
+  std::vector<uint64_t> positions;  // positions[i]: where parts[i] lies in the file; set with it
   std::atomic<size_t> missing{1};
   // The first failure: written by the one arrival that claimed it, before its own arrived(), so
   // the last arrival (acq_rel on `missing`) sees it.
@@ -86,11 +85,19 @@ struct Reader::PendingRead {
   // decodes. With blocks of 45 MB, 1 MiB reads held 45 MB each for up to 300 ms that way, during
   // which the cache could take no other block (declined, to be decoded again at the next read).
   void take(size_t i, BlockRef block, bool waiting) {
-    const uint64_t start = reader->index_->blocks[first + i].out_offset;
+    // Placed where its check put it: the first part holds `offset`, each later one starts where
+    // the one before ends (arrived() checks that they meet). Anything else means the index
+    // changed since the block was checked.
+    const uint64_t start = block->out_offset;
     const uint64_t pos = std::max(offset, start);
+    if ((i == 0) != (start <= offset) || pos >= start + block->bytes.size()) {
+      fail(reader->index_changed(first + i));
+      return;
+    }
     const uint64_t from = pos - start;
     const size_t n = static_cast<size_t>(std::min<uint64_t>(block->bytes.size() - from, end - pos));
     const uint8_t* data = block->bytes.data() + from;
+    positions[i] = pos;
     if (!waiting) {
       parts[i] = Slice{std::move(block), data, n};
       return;
@@ -107,11 +114,21 @@ struct Reader::PendingRead {
       fail(ReadFailure{ReadFailure::Kind::kNoMemory, first + i, ENOMEM, nullptr});
     }
   }
+  // Whether the parts cover [offset, end) end to end, and the index was not cut short meanwhile.
+  bool contiguous() const {
+    uint64_t at = offset;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (positions[i] != at) return false;
+      at += parts[i].size;
+    }
+    return at == end && !reader->index_->revoked();
+  }
   void arrived() {
     if (missing.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     std::vector<Slice> slices;
     // A mismatch found while this read waited (in one of its blocks or any other) ends it too.
     if (reader->distrusted()) fail(reader->distrust_failure());
+    if (!failed.load(std::memory_order_relaxed) && !contiguous()) fail(reader->index_changed(first));
     if (failed.load(std::memory_order_relaxed)) {
       done(-failure.read_errno(), slices, &failure);
       return;
@@ -127,8 +144,8 @@ void Reader::read_async(uint64_t offset, size_t length, ReadDone done) {
   add(st.reads);
   std::vector<Slice> none;
   const index::BlockIndex& idx = *index_;
-  if (distrusted()) {
-    const ReadFailure why = distrust_failure();
+  if (distrusted() || idx.revoked()) {
+    const ReadFailure why = distrusted() ? distrust_failure() : index_changed(0);
     return done(-why.read_errno(), none, &why);
   }
   if (offset >= idx.decompressed_size || length == 0) return done(0, none, nullptr);
@@ -156,8 +173,13 @@ void Reader::read_async(uint64_t offset, size_t length, ReadDone done) {
   // policy's to give back what the busy in-flight mutex kept it from queueing).
   if (first == last) {
     if (BlockRef ref = engine_.cache().lookup({file_id_, first})) {
+      // Placed where its check put it (DecodedBlock::out_offset), inside it whole, or not at all.
+      if (offset < ref->out_offset || end > ref->out_offset + ref->bytes.size() || idx.revoked()) {
+        const ReadFailure why = index_changed(first);
+        return done(-why.read_errno(), none, &why);
+      }
       plan_readahead(offset, end, first, last);
-      const uint8_t* data = ref->bytes.data() + (offset - idx.blocks[first].out_offset);
+      const uint8_t* data = ref->bytes.data() + (offset - ref->out_offset);
       std::vector<Slice> slices{Slice{std::move(ref), data, static_cast<size_t>(end - offset)}};
       add(st.bytes_read, end - offset);
       return done(static_cast<ssize_t>(end - offset), slices, nullptr);
@@ -172,6 +194,7 @@ void Reader::read_async(uint64_t offset, size_t length, ReadDone done) {
   p->end = end;
   p->first = first;
   p->parts.resize(last - first + 1);
+  p->positions.resize(last - first + 1);
   p->done = std::move(done);
   std::vector<uint64_t> misses;
   std::vector<BlockRef> hits(last - first + 1);
@@ -404,14 +427,31 @@ Reader::Outcome Reader::decode(uint64_t block, WorkerContext& ctx) {
                     std::make_shared<const std::string>(c.why.message()));
     case index::BlockCheck::kMismatch: return mismatch(block, c.why.message());
   }
-  if (read_error_reported_[block].load(std::memory_order_relaxed)) read_error_reported_[block].store(false);
+  decoded->out_offset = c.out_offset;
+  if (read_errors_reported_.load(std::memory_order_relaxed) != 0) {
+    std::lock_guard lk(report_mu_);
+    read_errors_reported_.fetch_sub(read_error_reported_.erase(block), std::memory_order_relaxed);
+  }
   add(st.decodes);
   add(st.bytes_decoded, decoded->bytes.size());
   return {std::move(decoded), {}};
 }
 
 Reader::Outcome Reader::mismatch(uint64_t block, const std::string& why) {
-  auto what = std::make_shared<const std::string>(index::describe_block(*index_, block) + ": " + why);
+  return distrust(block, std::make_shared<const std::string>(index::describe_block(*index_, block) + ": " + why), why);
+}
+
+ReadFailure Reader::index_changed(uint64_t block) noexcept {
+  try {
+    const std::string why = index_->revoked() ? "the index file was cut short while it was in use"
+                                              : "the index changed while it was in use";
+    return distrust(block, std::make_shared<const std::string>(why), why).failure;
+  } catch (...) {
+    return ReadFailure{ReadFailure::Kind::kIndexMismatch, block, EIO, nullptr};
+  }
+}
+
+Reader::Outcome Reader::distrust(uint64_t block, std::shared_ptr<const std::string> what, const std::string& why) {
   if (!mismatch_claimed_.exchange(true, std::memory_order_relaxed)) {
     mismatch_block_ = block;
     mismatch_what_ = what;
@@ -433,7 +473,11 @@ ReadFailure Reader::distrust_failure() const {
 void Reader::report_read_error(uint64_t block, const std::string& why) {
   // Once per block until it is read again (a lasting fault does not flood the log; one that comes
   // back after a good read is said again).
-  if (read_error_reported_[block].exchange(true)) return;
+  {
+    std::lock_guard lk(report_mu_);
+    if (!read_error_reported_.insert(block).second) return;
+    read_errors_reported_.fetch_add(1, std::memory_order_relaxed);
+  }
   spdlog::error("{}: read error in the source, {}: {}; reads of it fail with EIO until the source can be read",
                 path_, index::describe_block(*index_, block), why);
 }
@@ -448,9 +492,8 @@ void Reader::report_damage_noexcept(uint64_t block, const char* what, const char
 
 void Reader::report_damage(uint64_t block, const std::string& why) {
   {
-    std::lock_guard lk(damage_mu_);
-    if (damage_reported_[block]) return;
-    damage_reported_[block] = true;
+    std::lock_guard lk(report_mu_);
+    if (!damage_reported_.insert(block).second) return;
   }
   spdlog::error("{}: {} cannot be read ({}): reads touching it fail with EIO", path_,
                 index::describe_block(*index_, block), why);

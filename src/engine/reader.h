@@ -29,6 +29,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/block_cache.h"
@@ -151,6 +152,13 @@ class Reader : public std::enable_shared_from_this<Reader> {
   void queue_decode(const std::shared_ptr<InFlight>& f, uint64_t block, Priority priority);
   Outcome decode(uint64_t block, WorkerContext& ctx);
   Outcome mismatch(uint64_t block, const std::string& why);
+  // A read found the index changed since a block was checked (a mapped index rewritten or cut
+  // short under it: io/mapped_file.h): the Reader is distrusted as for a mismatch.
+  ReadFailure index_changed(uint64_t block) noexcept;
+  // Distrusts the Reader for good (the first caller's block and words are every later read's
+  // failure) and has it reported (`why`: `what` without the block's description): what
+  // mismatch() and index_changed() share.
+  Outcome distrust(uint64_t block, std::shared_ptr<const std::string> what, const std::string& why);
   void report_damage(uint64_t block, const std::string& why);
   // A read of the source for `block` failed (`why`: where, and its errno): logged as a read error.
   void report_read_error(uint64_t block, const std::string& why);
@@ -172,7 +180,7 @@ class Reader : public std::enable_shared_from_this<Reader> {
 
   // Lock order (each line: held while taking the next ones, never the reverse):
   //   inflight_mu_  ->  a BlockCache shard mutex (the re-check under the slow path)
-  //   readahead_mu_, damage_mu_: leaves, taken alone (readahead_mu_ only tried by a read, but
+  //   readahead_mu_, report_mu_: leaves, taken alone (readahead_mu_ only tried by a read, but
   //   waited for to give back a plan it could not queue: see plan_readahead).
   // No lock here is held across a decode, a source read or a pool submit.
   std::mutex inflight_mu_;  // the slow path: guards inflight_
@@ -181,10 +189,14 @@ class Reader : public std::enable_shared_from_this<Reader> {
   std::mutex readahead_mu_;  // guards readahead_ (pure bookkeeping, no work under it)
   ReadAheadPolicy readahead_;
 
-  std::mutex damage_mu_;                      // guards damage_reported_
-  std::vector<bool> damage_reported_;         // each damaged block is logged once
-  // A read error of each block was logged and no good read of it came since.
-  std::vector<std::atomic<bool>> read_error_reported_;
+  // What was logged, by block: sets, not a flag per block, so that a Reader costs the same
+  // whatever the size of its file (a dump of millions of blocks is opened by every Dask worker).
+  std::mutex report_mu_;                            // guards the two sets
+  std::unordered_set<uint64_t> damage_reported_;    // each damaged block is logged once
+  // Blocks whose read error was logged, with no good read of them since; and their count, so
+  // that a decode looks at the set only when one is there.
+  std::unordered_set<uint64_t> read_error_reported_;
+  std::atomic<size_t> read_errors_reported_{0};
 };
 
 }  // namespace mibz2::engine

@@ -21,7 +21,13 @@ uint64_t newline_total(const BlockIndex& idx) {
 
 BlockCheck check_block(const BlockIndex& idx, size_t block, const io::SourceBytes& source, bz2::BlockDecoder& decoder,
                        base::ByteBuffer& compressed, base::ByteBuffer& out) {
-  const BlockRecord& r = idx.blocks[block];
+  // A copy, and each neighbour read once: the record is checked and used as it was at this moment
+  // (a mapped index can change under the check, io/mapped_file.h).
+  const BlockRecord r = idx.blocks[block];
+  const uint64_t expect = idx.block_size(block);
+  // What parsing checked may no longer hold: never size a buffer by more than a block can be.
+  if (r.level() < 1 || r.level() > 9 || expect > max_block_output(r.level()) || r.bit_length > max_block_bits(r.level()))
+    return mismatch("the record describes no block its level allows");
   // What must surround the block in the source, so that no index can leave a block out unseen
   // (records chain inside a stream; FORMAT.md): a stream's first block after a gap follows its
   // stream header, and a block the next record does not start right after is followed by an
@@ -45,7 +51,6 @@ BlockCheck check_block(const BlockIndex& idx, size_t block, const io::SourceByte
   }
   if (before_end && bz2::read48_at(bytes, start + r.bit_length) != bz2::kEndOfStreamMagic)
     return mismatch("no end-of-stream marker after a stream's last block");
-  const uint64_t expect = idx.block_size(block);
   out.clear();
   // Exactly the known size, plus the little RLE1 reserves ahead of what it writes (so the buffer
   // never regrows and a cache's byte accounting is the memory really held).
@@ -60,15 +65,17 @@ BlockCheck check_block(const BlockIndex& idx, size_t block, const io::SourceByte
   // Nor line numbers it does not vouch for: the count costs a pass at memory speed over bytes the
   // decoder has just written (about 1% of the block's decode).
   // A count never made (an index written again from a version 2 one) vouches for nothing.
-  if (idx.has_line_counts() && idx.newlines[block] != kUnknownNewlines &&
-      count_newlines(out.data(), out.size()) != idx.newlines[block])
+  const uint32_t newlines = idx.has_line_counts() ? idx.newlines[block] : kUnknownNewlines;
+  if (newlines != kUnknownNewlines && count_newlines(out.data(), out.size()) != newlines)
     return mismatch("the block holds another number of newlines than its record says");
   // The file's last block also vouches for the line count's last line: parsing checked that the
   // count is the sum of the blocks' counts or one more, and which of the two is this byte's to say.
   if (block + 1 == idx.blocks.size() && idx.line_count != kUnknownLines && !out.empty() &&
       idx.line_count != newline_total(idx) + (out.data()[out.size() - 1] != '\n'))
     return mismatch("the file's line count is not what its last block ends with");
-  return {};
+  BlockCheck ok;
+  ok.out_offset = r.out_offset;
+  return ok;
 }
 
 std::vector<size_t> sample_blocks(const BlockIndex& idx, size_t count) {

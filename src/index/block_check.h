@@ -31,6 +31,11 @@ struct BlockCheck {
   // kMismatch: EBADMSG (ENOMEM when it could not be decoded for want of memory), and what
   // differs; kReadError: the read's errno (Status::os_error) and where it failed. ok() for kOk.
   base::Status why;
+  // kOk: where the record placed the block when it was checked, the place its bytes are vouched
+  // for: [out_offset, out_offset + out.size()) of the decompressed file. Kept with the bytes, so
+  // that a read places them by what was checked, not by a record read again later (a mapped
+  // index can change in between: io/mapped_file.h).
+  uint64_t out_offset = 0;
 };
 
 // Decodes block `block` (a record without a damage flag) of `source` into `out` (cleared first),

@@ -5,9 +5,12 @@
 
 #include <bit>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "index/column.h"
+#include "io/mapped_file.h"
 #include "io/source_stamp.h"
 
 namespace mibz2::index {
@@ -56,6 +59,10 @@ static_assert(sizeof(BlockRecord) == 32, "the on-disk record is 32 bytes");
 // The most decoded bytes a block of `level` can hold: level * 100000 bytes before RLE1, each 5
 // of which (4 equal bytes and a run count) can expand to 4 + 255 = 259.
 inline constexpr uint64_t max_block_output(int level) { return uint64_t(level) * 100000 / 5 * 259; }
+// More compressed bits than a block of `level` can take: its symbols (at most level * 100000 and
+// the end of block), each coded in at most 20 bits, and its header, selectors (at most 32767, 6
+// bits each) and code tables (6 of 258 lengths, at most 41 bits each), under 1 Mibit together.
+inline constexpr uint64_t max_block_bits(int level) { return (uint64_t(level) * 100000 + 2) * 20 + (1u << 20); }
 // The nominal size an undecodable or truncated block of `level` stands for.
 inline constexpr uint64_t nominal_block_size(int level) { return uint64_t(level) * 100000; }
 
@@ -97,7 +104,8 @@ struct BlockIndex {
   static constexpr uint32_t kKnownFlags = kHasDamage | kHasUndecodable | kStreamCrcMismatch;
 
   SourceIdentity source;
-  std::vector<BlockRecord> blocks;
+  // Columns (column.h): owned by a build, or views into the index file mapped from disk.
+  Column<BlockRecord> blocks;
   uint64_t decompressed_size = 0;
   uint64_t stream_count = 0;
   uint64_t trailing_bytes = 0;    // ignored bytes after the last stream
@@ -106,10 +114,17 @@ struct BlockIndex {
   uint32_t damaged_blocks = 0;
   // Per block, the '\n' bytes of its decoded bytes (kUnknownNewlines for a damaged record); empty
   // for an index without line counts (format version 2, or one made by hand in a test).
-  std::vector<uint32_t> newlines;
+  Column<uint32_t> newlines;
   // Lines of the decompressed file as `sed` counts them (its newlines, plus one when it does not
   // end with one), or kUnknownLines. Read line positions through index::LineMap (line_map.h).
   uint64_t line_count = kUnknownLines;
+
+  // The index file the columns are views into (null when they are owned): shared with every
+  // process that maps the same file. Its bytes may change under a reader (io/mapped_file.h).
+  std::shared_ptr<const io::MappedFile> mapping;
+  // Whether that file was cut short while mapped: nothing computed from the columns is believed
+  // from then on (engine::Reader fails its reads).
+  bool revoked() const { return mapping && mapping->revoked(); }
 
   bool has_line_counts() const { return !blocks.empty() ? newlines.size() == blocks.size() : line_count == 0; }
 

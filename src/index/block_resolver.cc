@@ -255,10 +255,10 @@ void BlockResolver::stream_crc_mismatch(uint32_t stored) {
   BlockIndex& idx = result_.index;
   idx.flags |= BlockIndex::kStreamCrcMismatch;
   if (idx.blocks.size() > stream_first_block_) {
-    BlockRecord& last = idx.blocks.back();
+    BlockRecord& last = idx.blocks.mutate().back();
     const bool counted = last.damaged();
     last.flags |= BlockRecord::kStreamCrcMismatch;
-    idx.newlines.back() = kUnknownNewlines;  // a damaged record's bytes are never counted
+    idx.newlines.mutate().back() = kUnknownNewlines;  // a damaged record's bytes are never counted
     if (!counted) count_damage(last);
     note("stream " + std::to_string(idx.stream_count) + " combined CRC mismatch at " + bits_where(cursor_ + 48) +
          " (stored " + hex32(stored) + ", blocks give " + hex32(combined_crc_) + "): its last block, block " +

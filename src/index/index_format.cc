@@ -149,7 +149,10 @@ std::vector<uint8_t> serialize(const BlockIndex& index) {
   return b;
 }
 
-base::Result<BlockIndex> parse(std::span<const uint8_t> bytes) {
+namespace {
+
+// parse() and parse_mapped(): with `mapping`, the columns are views into `bytes` (its bytes).
+base::Result<BlockIndex> parse_bytes(std::span<const uint8_t> bytes, std::shared_ptr<const io::MappedFile> mapping) {
   auto fail = [](std::string why) { return base::Status::error(EBADMSG, std::move(why)); };
   if (bytes.size() < kHeaderSize) return fail("file too short for a header (" + std::to_string(bytes.size()) + " bytes)");
   if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) return fail("not an index file (bad magic)");
@@ -183,15 +186,27 @@ base::Result<BlockIndex> parse(std::span<const uint8_t> bytes) {
   if (idx.source.size > (uint64_t{1} << 60)) return fail("implausible source size");
   if (idx.trailing_bytes > idx.source.size || idx.truncated_at_bit > idx.source.size * 8)
     return fail("trailing bytes or truncation point outside the source file");
-  idx.blocks.resize(count);
-  if (count) std::memcpy(idx.blocks.data(), bytes.data() + kHeaderSize, count * sizeof(BlockRecord));
+  // Records at byte 128 and counts at 128 + 32 * count of a page-aligned mapping are aligned.
+  const uint8_t* records = bytes.data() + kHeaderSize;
+  const uint8_t* counts = records + count * sizeof(BlockRecord);
+  if (mapping) {
+    idx.blocks = Column<BlockRecord>::view(mapping, reinterpret_cast<const BlockRecord*>(records), count);
+  } else {
+    std::vector<BlockRecord> copied(count);
+    if (count) std::memcpy(copied.data(), records, count * sizeof(BlockRecord));
+    idx.blocks = std::move(copied);
+  }
   // Version 2: lines unknown, except that a file of no bytes has none.
   if (!lines && idx.decompressed_size == 0) idx.line_count = 0;
   if (lines) {
     idx.line_count = get<uint64_t>(bytes, kOffLineCount);
-    idx.newlines.resize(count);
-    if (count) std::memcpy(idx.newlines.data(), bytes.data() + kHeaderSize + count * sizeof(BlockRecord),
-                           count * kNewlineCountSize);
+    if (mapping) {
+      idx.newlines = Column<uint32_t>::view(mapping, reinterpret_cast<const uint32_t*>(counts), count);
+    } else {
+      std::vector<uint32_t> copied(count);
+      if (count) std::memcpy(copied.data(), counts, count * kNewlineCountSize);
+      idx.newlines = std::move(copied);
+    }
   }
 
   // One linear pass: every record sane, chained and ordered, so lookups and reads can trust them.
@@ -204,7 +219,19 @@ base::Result<BlockIndex> parse(std::span<const uint8_t> bytes) {
   if (damaged != idx.damaged_blocks) return fail("damaged block count does not match the records");
   if (lines)
     if (std::string why = line_count_problem(idx); !why.empty()) return fail(why);
+  // Cut short while it was checked: the zeros the guard put in its place may have passed a check.
+  if (mapping && mapping->revoked()) return fail("the file was cut short while it was read");
+  idx.mapping = std::move(mapping);
   return idx;
+}
+
+}  // namespace
+
+base::Result<BlockIndex> parse(std::span<const uint8_t> bytes) { return parse_bytes(bytes, nullptr); }
+
+base::Result<BlockIndex> parse_mapped(std::shared_ptr<const io::MappedFile> file) {
+  const std::span<const uint8_t> bytes = file->bytes();
+  return parse_bytes(bytes, std::move(file));
 }
 
 }  // namespace mibz2::index

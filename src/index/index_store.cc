@@ -176,26 +176,46 @@ LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& n
     return refused(Load::kUntrusted, EPERM, name + " is not believed: " + explain(t, st, dir, geteuid()));
   if (static_cast<uint64_t>(st.st_size) > max_index_file_size(id.size))
     return refused(Load::kInvalid, EFBIG, name + ": larger than any index of this source can be");
-  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
-  const ssize_t n = io::pread_full(fd, bytes.data(), bytes.size(), 0);
-  if (n < 0 || static_cast<size_t>(n) != bytes.size())
-    return refused(Load::kInvalid, n < 0 ? errno : EIO, "cannot read " + name);
-  got = judge_index_bytes(bytes, name, id);
+  // Mapped, not read: every process that opens this index shares its pages (FORMAT.md, "One copy
+  // a machine"). Read into memory only where it cannot be mapped (an empty file, the guard's
+  // table full).
+  base::Result<std::shared_ptr<const io::MappedFile>> mapped =
+      st.st_size > 0 ? io::MappedFile::map(fd, static_cast<size_t>(st.st_size))
+                     : base::Status::error(EINVAL, "empty");
+  if (mapped.ok()) {
+    got = judge_index(parse_mapped(*mapped), mapped.value()->bytes().size(), name, id);
+  } else {
+    std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
+    const ssize_t n = io::pread_full(fd, bytes.data(), bytes.size(), 0);
+    if (n < 0 || static_cast<size_t>(n) != bytes.size())
+      return refused(Load::kInvalid, n < 0 ? errno : EIO, "cannot read " + name);
+    got = judge_index_bytes(bytes, name, id);
+  }
   if (got.load == Load::kCurrent || got.load == Load::kSameContent)
     got.file = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
   return got;
 }
 
 LoadedIndex judge_index_bytes(std::span<const uint8_t> bytes, const std::string& name, const SourceIdentity& id) {
+  if (bytes.size() > max_index_file_size(id.size)) {
+    LoadedIndex got;
+    got.load = Load::kInvalid;
+    got.why = base::Status::error(EFBIG, name + ": larger than any index of this source can be");
+    return got;
+  }
+  return judge_index(parse(bytes), bytes.size(), name, id);
+}
+
+LoadedIndex judge_index(base::Result<BlockIndex> parsed, uint64_t file_size, const std::string& name,
+                        const SourceIdentity& id) {
   LoadedIndex got;
   auto refused = [&](Load load, int code, std::string why) {
     got.load = load;
     got.why = base::Status::error(code, std::move(why));
     return std::move(got);
   };
-  if (bytes.size() > max_index_file_size(id.size))
+  if (file_size > max_index_file_size(id.size))
     return refused(Load::kInvalid, EFBIG, name + ": larger than any index of this source can be");
-  base::Result<BlockIndex> parsed = parse(bytes);
   if (!parsed.ok()) return refused(Load::kInvalid, EBADMSG, name + ": " + parsed.status().message());
   BlockIndex& idx = *parsed;
   if (idx.source.size != id.size || idx.source.fingerprint != id.fingerprint)
