@@ -74,8 +74,11 @@ TEST(ReadAheadPolicy, ASequentialStreamPassesEachBlockOnceASlackBehindIt) {
   const uint64_t last_read = first + (f.total() - 1 - first) / chunk * chunk;
   for (uint64_t b = 0; b < 100; ++b) {
     EXPECT_LE(passed[b], 1) << "block " << b;
-    if (b < 20) EXPECT_EQ(passed[b], 0) << "block " << b;
-    else if (f.starts[b + 1] + slack + chunk <= last_read) EXPECT_EQ(passed[b], 1) << "block " << b;
+    if (b < 20) {
+      EXPECT_EQ(passed[b], 0) << "block " << b;
+    } else if (f.starts[b + 1] + slack + chunk <= last_read) {
+      EXPECT_EQ(passed[b], 1) << "block " << b;
+    }
   }
   // Without the blocks' ends, nothing is passed.
   ReadAheadPolicy q(ReadAheadLimits{});
