@@ -158,6 +158,28 @@ uint64_t max_index_file_size(uint64_t source_size) {
   return kHeaderSize + kBytesPerBlock * (source_size * 8 / 24 + 2);
 }
 
+namespace {
+
+// What an index parsed from a file (parse or parse_mapped) is for the source `id`, or why it
+// cannot be used. Its callers refused a file larger than any index of `id` before parsing it.
+LoadedIndex judge_index(base::Result<BlockIndex> parsed, const std::string& name, const SourceIdentity& id) {
+  LoadedIndex got;
+  auto refused = [&](Load load, int code, std::string why) {
+    got.load = load;
+    got.why = base::Status::error(code, std::move(why));
+    return std::move(got);
+  };
+  if (!parsed.ok()) return refused(Load::kInvalid, EBADMSG, name + ": " + parsed.status().message());
+  BlockIndex& idx = *parsed;
+  if (idx.source.size != id.size || idx.source.fingerprint != id.fingerprint)
+    return refused(Load::kStale, ESTALE, name + ": an index of other content (its size or fingerprint is not the source's)");
+  got.load = idx.source.same_stat(id) ? Load::kCurrent : Load::kSameContent;
+  got.index = std::move(idx);
+  return got;
+}
+
+}  // namespace
+
 LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& name, const SourceIdentity& id) {
   LoadedIndex got;
   auto refused = [&](Load load, int code, std::string why) {
@@ -183,7 +205,7 @@ LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& n
       st.st_size > 0 ? io::MappedFile::map(fd, static_cast<size_t>(st.st_size))
                      : base::Status::error(EINVAL, "empty");
   if (mapped.ok()) {
-    got = judge_index(parse_mapped(*mapped), mapped.value()->bytes().size(), name, id);
+    got = judge_index(parse_mapped(*mapped), name, id);
   } else {
     std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
     const ssize_t n = io::pread_full(fd, bytes.data(), bytes.size(), 0);
@@ -203,27 +225,9 @@ LoadedIndex judge_index_bytes(std::span<const uint8_t> bytes, const std::string&
     got.why = base::Status::error(EFBIG, name + ": larger than any index of this source can be");
     return got;
   }
-  return judge_index(parse(bytes), bytes.size(), name, id);
+  return judge_index(parse(bytes), name, id);
 }
 
-LoadedIndex judge_index(base::Result<BlockIndex> parsed, uint64_t file_size, const std::string& name,
-                        const SourceIdentity& id) {
-  LoadedIndex got;
-  auto refused = [&](Load load, int code, std::string why) {
-    got.load = load;
-    got.why = base::Status::error(code, std::move(why));
-    return std::move(got);
-  };
-  if (file_size > max_index_file_size(id.size))
-    return refused(Load::kInvalid, EFBIG, name + ": larger than any index of this source can be");
-  if (!parsed.ok()) return refused(Load::kInvalid, EBADMSG, name + ": " + parsed.status().message());
-  BlockIndex& idx = *parsed;
-  if (idx.source.size != id.size || idx.source.fingerprint != id.fingerprint)
-    return refused(Load::kStale, ESTALE, name + ": an index of other content (its size or fingerprint is not the source's)");
-  got.load = idx.source.same_stat(id) ? Load::kCurrent : Load::kSameContent;
-  got.index = std::move(idx);
-  return got;
-}
 
 base::Status write_index_file_at(int dir_fd, const std::string& name, const std::string& shown,
                                  const BlockIndex& index, bool* at_rename, StoredFile* written) {

@@ -82,10 +82,6 @@ LoadedIndex read_index_file(int fd, const struct stat& dir, const std::string& n
 // index of that source can be, every field checked, then the identity compared. `file` is left
 // unknown.
 LoadedIndex judge_index_bytes(std::span<const uint8_t> bytes, const std::string& name, const SourceIdentity& id);
-// The same judgement of an index already parsed (parse or parse_mapped) from a file of
-// `file_size` bytes, or of why it could not be.
-LoadedIndex judge_index(base::Result<BlockIndex> parsed, uint64_t file_size, const std::string& name,
-                        const SourceIdentity& id);
 
 // Writes `index` atomically as `name` in the directory open at `dir_fd`: a temporary file beside
 // it, named after `name`, this host and this process (".tmp.HOST.PID.XXXXXX", created
