@@ -151,6 +151,15 @@ std::vector<uint8_t> serialize(const BlockIndex& index) {
 
 namespace {
 
+// The `count` elements at `at`: a view into `mapping` when there is one, else a copy.
+template <class T>
+Column<T> column_at(const std::shared_ptr<const io::MappedFile>& mapping, const uint8_t* at, size_t count) {
+  if (mapping) return Column<T>::view(mapping, reinterpret_cast<const T*>(at), count);
+  std::vector<T> copied(count);
+  if (count) std::memcpy(copied.data(), at, count * sizeof(T));
+  return copied;
+}
+
 // parse() and parse_mapped(): with `mapping`, the columns are views into `bytes` (its bytes).
 base::Result<BlockIndex> parse_bytes(std::span<const uint8_t> bytes, std::shared_ptr<const io::MappedFile> mapping) {
   auto fail = [](std::string why) { return base::Status::error(EBADMSG, std::move(why)); };
@@ -189,24 +198,12 @@ base::Result<BlockIndex> parse_bytes(std::span<const uint8_t> bytes, std::shared
   // Records at byte 128 and counts at 128 + 32 * count of a page-aligned mapping are aligned.
   const uint8_t* records = bytes.data() + kHeaderSize;
   const uint8_t* counts = records + count * sizeof(BlockRecord);
-  if (mapping) {
-    idx.blocks = Column<BlockRecord>::view(mapping, reinterpret_cast<const BlockRecord*>(records), count);
-  } else {
-    std::vector<BlockRecord> copied(count);
-    if (count) std::memcpy(copied.data(), records, count * sizeof(BlockRecord));
-    idx.blocks = std::move(copied);
-  }
+  idx.blocks = column_at<BlockRecord>(mapping, records, count);
   // Version 2: lines unknown, except that a file of no bytes has none.
   if (!lines && idx.decompressed_size == 0) idx.line_count = 0;
   if (lines) {
     idx.line_count = get<uint64_t>(bytes, kOffLineCount);
-    if (mapping) {
-      idx.newlines = Column<uint32_t>::view(mapping, reinterpret_cast<const uint32_t*>(counts), count);
-    } else {
-      std::vector<uint32_t> copied(count);
-      if (count) std::memcpy(copied.data(), counts, count * kNewlineCountSize);
-      idx.newlines = std::move(copied);
-    }
+    idx.newlines = column_at<uint32_t>(mapping, counts, count);
   }
 
   // One linear pass: every record sane, chained and ordered, so lookups and reads can trust them.
