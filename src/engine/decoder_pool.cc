@@ -39,6 +39,8 @@ DecoderPool::DecoderPool(unsigned threads, unsigned cpus) {
   // them (the FUSE loop), never a worker in the middle of a decode. Not the signals of a fault:
   // one raised while blocked kills the process outright, and a worker's SIGBUS in a mapped index
   // cut short is for the guard to catch (io/mapped_file.h).
+  for (unsigned i = 0; i < threads; ++i) waiters_.push_back(std::make_unique<Waiter>());
+  idle_.reserve(threads);
   sigset_t all, old;
   sigfillset(&all);
   for (int fault : {SIGBUS, SIGSEGV, SIGFPE, SIGILL}) sigdelset(&all, fault);
@@ -52,19 +54,43 @@ DecoderPool::~DecoderPool() {
     std::lock_guard lk(mu_);
     stopping_ = true;
   }
-  work_available_.notify_all();
+  wake_all_idle();
   for (auto& t : workers_) t.join();
 }
 
+DecoderPool::Waiter* DecoderPool::pop_idle() {
+  if (idle_.empty() || running_ + waking_ >= running_limit_) return nullptr;
+  Waiter* w = waiters_[idle_.back()].get();
+  idle_.pop_back();
+  w->woken = true;
+  ++waking_;
+  return w;
+}
+
+void DecoderPool::wake_all_idle() {
+  std::vector<Waiter*> woken;
+  {
+    std::lock_guard lk(mu_);
+    for (unsigned id : idle_) {
+      waiters_[id]->woken = true;
+      woken.push_back(waiters_[id].get());
+    }
+    waking_ += static_cast<unsigned>(idle_.size());
+    idle_.clear();
+  }
+  for (Waiter* w : woken) w->cv.notify_one();
+}
+
 void DecoderPool::submit(Priority priority, Job job) {
+  Waiter* w;
   {
     std::lock_guard lk(mu_);
     queues_[static_cast<int>(priority)].push_back(std::move(job));
-    // Every place taken: the next worker to finish takes this job itself (it looks at the queues
-    // before it waits), and waking a waiting one would only send it back to sleep.
-    if (running_ >= running_limit_) return;
+    // None woken when every place is taken by a running or a woken worker: the next of them to
+    // look at the queues takes this job, and waking another would only send it back to sleep.
+    w = pop_idle();
   }
-  work_available_.notify_one();
+  if (w) w->cv.notify_one();
 }
 
 size_t DecoderPool::queued_at_or_above(Priority priority) const {
@@ -93,14 +119,19 @@ void DecoderPool::run(unsigned id) {
     {
       std::unique_lock lk(mu_);
       // Stopping ends a worker only once every queue is empty (read-ahead held back included).
-      work_available_.wait(lk, [this] {
-        return next_queue() >= 0 || (stopping_ && queues_[0].empty() && queues_[1].empty() && queues_[2].empty());
-      });
-      p = next_queue();
-      if (p < 0) {  // stopping and drained: the workers that waited for a place may go too
-        lk.unlock();
-        work_available_.notify_all();
-        return;
+      Waiter& me = *waiters_[id];
+      while ((p = next_queue()) < 0) {
+        if (stopping_ && queues_[0].empty() && queues_[1].empty() && queues_[2].empty()) {
+          lk.unlock();
+          wake_all_idle();  // the workers that waited for a place may go too
+          return;
+        }
+        // On top of the idle stack; whoever pops it sets `woken` (a wake-up without it is
+        // spurious). A worker woken for a job another took first goes back on top.
+        me.woken = false;
+        idle_.push_back(id);
+        me.cv.wait(lk, [&me] { return me.woken; });
+        --waking_;
       }
       job = std::move(queues_[p].front());
       queues_[p].pop_front();
@@ -119,7 +150,7 @@ void DecoderPool::run(unsigned id) {
     job = nullptr;  // what the job holds goes now, not when the next one comes
     // Give back memory after a huge block rather than hold it per context.
     if (ctx->compressed.capacity() > (16u << 20)) base::ByteBuffer().swap(ctx->compressed);
-    bool held_back;
+    Waiter* w = nullptr;
     {
       std::lock_guard lk(mu_);
       free_contexts_.push_back(ctx);
@@ -127,9 +158,9 @@ void DecoderPool::run(unsigned id) {
       if (p == 1) --readahead_running_;
       // This worker takes the next job itself; another is woken only for read-ahead that was held
       // back while this one ran read-ahead and that a free place may now run beside it.
-      held_back = p == 1 && !queues_[1].empty() && running_ + 1 < running_limit_;
+      if (p == 1 && !queues_[1].empty() && running_ + 1 < running_limit_) w = pop_idle();
     }
-    if (held_back) work_available_.notify_one();
+    if (w) w->cv.notify_one();
   }
 }
 
