@@ -22,6 +22,11 @@
 // woken when none is free: a push notifies only when a job can start, and a worker that finishes
 // a job takes the next itself, so an oversubscribed pool costs no context switch per job.
 //
+// Processes share the CPUs too (machine_places.h): given the machine's places, a worker runs jobs
+// only while it holds one of them, taken with no lock held, kept from job to job for at most 20 ms
+// (kPlaceSlice says why) and given back when it goes idle, so that one user's processes together
+// run about as many decodes at once as there are CPUs.
+//
 // Read-ahead never takes the last running place (with more than one): a decode cannot be
 // interrupted, so a reader whose block is wanted now would otherwise wait behind a block nobody
 // has asked for yet. The place kept back takes demand and background jobs; a sequential reader
@@ -40,6 +45,7 @@
 
 #include "base/byte_buffer.h"
 #include "bz2/block_decoder.h"
+#include "engine/machine_places.h"
 
 namespace mibz2::engine {
 
@@ -70,8 +76,9 @@ class DecoderPool {
   using Job = std::function<void(WorkerContext&)>;
 
   // `threads` workers (0 = default_decoder_threads()), of which at most `cpus` run jobs at once
-  // (0 = available_cpus()).
-  explicit DecoderPool(unsigned threads, unsigned cpus = 0);
+  // (0 = available_cpus()); each job also holds one of `machine_places` when given (not owned:
+  // it outlives the pool).
+  explicit DecoderPool(unsigned threads, unsigned cpus = 0, MachinePlaces* machine_places = nullptr);
   ~DecoderPool();                          // finishes queued jobs, then joins
   DecoderPool(const DecoderPool&) = delete;
   DecoderPool& operator=(const DecoderPool&) = delete;
@@ -113,6 +120,7 @@ class DecoderPool {
   unsigned readahead_running_ = 0;          // guarded by mu_: read-ahead jobs being run
   unsigned running_limit_ = 1;              // set once, before the workers start
   unsigned readahead_limit_ = 1;            // set once, before the workers start
+  MachinePlaces* machine_places_ = nullptr; // set once, before the workers start; null: not shared
   std::vector<std::unique_ptr<WorkerContext>> contexts_;  // running_limit_ of them, made before the workers
   std::vector<WorkerContext*> free_contexts_;             // guarded by mu_: those no job holds, last used on top
   std::vector<std::thread> workers_;

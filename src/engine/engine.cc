@@ -24,7 +24,10 @@ static EngineOptions resolved(EngineOptions o) {
 }
 
 Engine::Engine(const EngineOptions& options)
-    : options_(resolved(options)), cache_(options_.cache_size, stats_), pool_(options_.threads) {}
+    : options_(resolved(options)), cache_(options_.cache_size, stats_),
+      // Decodes take turns on the CPUs with this user's other mibz2 processes when MIBZ2_SHARE_CPUS=1
+      // asks (machine_places.h).
+      pool_(options_.threads, 0, MachinePlaces::for_this_process()) {}
 
 Engine::~Engine() = default;
 
