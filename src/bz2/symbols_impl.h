@@ -16,12 +16,17 @@
 //        (run_fold.h; the AVX-512 version folds 16 symbols at a time with prefix scans, the AVX2
 //        version 8 at a time with the scans' results looked up by literal mask);
 //     b. per literal: the front byte's run (its literal and the zero run after it), then its MTF
-//        move. In the AVX2 version the front 16 MTF entries live in a register and a
-//        move-to-front below 16 is one pshufb; with AVX-512 VBMI the front 64 entries live in a
-//        zmm register and a move-to-front below 64 is one vpermb (real text: 15% of the MTF
-//        indices are 16 or more, few are 64 or more); a move from further back shifts the list's
-//        part in memory with a few 16-byte moves (shift_up_one). Holding 32 entries in a ymm
-//        register on the AVX2 path (a move below 32 in three instructions) measured no faster.
+//        move. In the AVX2 version the front 32 MTF entries live in two xmm registers and a
+//        move-to-front below 32 is four pshufb and two or, without a branch (kMtf32); with
+//        AVX-512 VBMI the front 64 entries live in a zmm register and a move-to-front below 64 is
+//        one vpermb (real text: 15% of the MTF indices are 16 or more, few are 64 or more); a
+//        move from further back shifts the list's part in memory with a few 16-byte moves
+//        (shift_up_one). The AVX2 version held 16 entries before, with a branch to memory from
+//        16: the 32 of two registers decode 3.2% faster (real JSON) and 2.6% (Linux source tar),
+//        mibz2 cat -j 1 paired with the 16-entry build (farm-bench, 10 pairs, Xeon); 48 in three
+//        registers (seven pshufb a move) were 0.9% slower than 32. Holding 32 entries in one ymm
+//        register (a move below 32 in three instructions, one of them lane-crossing) measured no
+//        faster than 16.
 // An error met in pass 2 (run or block too long) is reported where the old one-pass loop reported
 // it: the bit position right after that symbol, found by decoding the group again up to it.
 
@@ -38,8 +43,38 @@ struct MtfShuffles {
 };
 inline constexpr MtfShuffles kMtfShuffle{};
 
+// The AVX2 version holds the front 32 MTF entries in two registers, lo (0..15) and hi (16..31),
+// and moves any of them to the front without a branch: each new register is two pshufb of the old
+// ones, or-ed (a control byte of 0x80 yields 0):
+//   index i < 16:        lo' = lo moved as kMtfShuffle[i];  hi' = hi
+//   index i = 16 + j:    lo' = [hi[j], lo[0..14]];          hi' = [lo[15], hi moved as kMtfShuffle[j]
+//                                                                  but for byte 0]
+// kMtf32.c[i] holds the four controls: lo from lo, lo from hi, hi from hi, hi from lo.
+struct Mtf32Controls {
+  alignas(64) uint8_t c[32][4][16];
+  constexpr Mtf32Controls() : c{} {
+    for (int i = 0; i < 32; ++i)
+      for (int b = 0; b < 16; ++b) {
+        const int j = i - 16;
+        const uint8_t none = 0x80;
+        if (i < 16) {
+          c[i][0][b] = kMtfShuffle.c[i][b];
+          c[i][1][b] = none;
+          c[i][2][b] = static_cast<uint8_t>(b);
+          c[i][3][b] = none;
+        } else {
+          c[i][0][b] = b == 0 ? none : static_cast<uint8_t>(b - 1);
+          c[i][1][b] = b == 0 ? static_cast<uint8_t>(j) : none;
+          c[i][2][b] = b == 0 ? none : kMtfShuffle.c[j][b];
+          c[i][3][b] = b == 0 ? 15 : none;
+        }
+      }
+  }
+};
+inline constexpr Mtf32Controls kMtf32{};
+
 // mtf[from..to) moved up by one byte to mtf[from + 1..to], from the top down in 16-byte moves,
-// for an MTF move behind the part of the list held in a register (from = 16 or 64): the bytes
+// for an MTF move behind the part of the list held in registers (from = 32 or 64): the bytes
 // below `from` in memory are stale then, and up to 15 of them, never below mtf[from - 16], are
 // overwritten. libc's memmove here was 6.7% of a single-thread decode of real JSON with AVX2
 // (15% of its MTF indices are 16 or more: a call, and its size dispatch, for each).
@@ -111,8 +146,9 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
   // mtf[0..63] live in `front`; mtf[64..255] in memory.
   __m512i front = _mm512_loadu_si512(mtf);
 #elif MIBZ2_SYMBOLS_AVX2
-  // mtf[0..15] live in `front`; mtf[16..255] in memory.
+  // mtf[0..15] live in `front`, mtf[16..31] in `front_hi`; mtf[32..255] in memory.
   __m128i front = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mtf));
+  __m128i front_hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mtf + 16));
 #endif
 
   for (int group = 0;;) {
@@ -233,13 +269,19 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
       }
       front_byte = static_cast<uint8_t>(_mm512_cvtsi512_si32(front));
 #elif MIBZ2_SYMBOLS_AVX2
-      if (index < 16) [[likely]] {
-        front = _mm_shuffle_epi8(front, _mm_load_si128(reinterpret_cast<const __m128i*>(kMtfShuffle.c[index])));
+      if (index < 32) [[likely]] {
+        const __m128i* const c = reinterpret_cast<const __m128i*>(kMtf32.c[index]);
+        const __m128i lo = _mm_or_si128(_mm_shuffle_epi8(front, _mm_load_si128(c)),
+                                        _mm_shuffle_epi8(front_hi, _mm_load_si128(c + 1)));
+        front_hi = _mm_or_si128(_mm_shuffle_epi8(front_hi, _mm_load_si128(c + 2)),
+                                _mm_shuffle_epi8(front, _mm_load_si128(c + 3)));
+        front = lo;
         front_byte = static_cast<uint8_t>(_mm_cvtsi128_si32(front));
       } else {
         front_byte = mtf[index];
-        shift_up_one(mtf, 16, index);
-        mtf[16] = static_cast<uint8_t>(_mm_extract_epi8(front, 15));
+        shift_up_one(mtf, 32, index);
+        mtf[32] = static_cast<uint8_t>(_mm_extract_epi8(front_hi, 15));
+        front_hi = _mm_alignr_epi8(front_hi, front, 15);
         front = _mm_insert_epi8(_mm_slli_si128(front, 1), static_cast<int>(front_byte), 0);
       }
 #else
