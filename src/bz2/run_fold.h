@@ -69,7 +69,7 @@ struct RunState {
 // isa() is kAvx512): the same literals, state and error, and the same room needed in lits (its
 // whole-vector stores of 16 literals start at most at the chunk's own position).
 uint32_t fold_runs_avx512(const uint16_t* syms, uint32_t k, RunState& runs, Literal* lits, uint32_t* error_at);
-// The same, 8 symbols at a time with AVX2 (call it only where isa() is kAvx2 or above).
+// The same, 16 symbols at a time with AVX2 (call it only where isa() is kAvx2 or above).
 uint32_t fold_runs_avx2(const uint16_t* syms, uint32_t k, RunState& runs, Literal* lits, uint32_t* error_at);
 #endif
 

@@ -14,7 +14,8 @@
 //     (whether a symbol is a run symbol or a literal is a coin toss to the branch predictor):
 //     a. runs folded into a list of literals, each with the length of the run before it
 //        (run_fold.h; the AVX-512 version folds 16 symbols at a time with prefix scans, the AVX2
-//        version 8 at a time with the scans' results looked up by literal mask);
+//        version 16 at a time in 16-bit words, two halves of 8 with the scans' results looked up
+//        by literal mask);
 //     b. per literal: the front byte's run (its literal and the zero run after it), then its MTF
 //        move. In the AVX2 version the front 32 MTF entries live in two xmm registers and a
 //        move-to-front below 32 is four pshufb and two or, without a branch (kMtf32); with
