@@ -11,7 +11,6 @@
 #include <cstring>
 #include <ctime>
 #include <string_view>
-#include <vector>
 
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
