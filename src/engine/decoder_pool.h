@@ -76,8 +76,8 @@ class DecoderPool {
   using Job = std::function<void(WorkerContext&)>;
 
   // `threads` workers (0 = default_decoder_threads()), of which at most `cpus` run jobs at once
-  // (0 = available_cpus()); each job also holds one of `machine_places` when given (not owned:
-  // it outlives the pool).
+  // (0 = available_cpus()); when `machine_places` is given (not owned: it outlives the pool), a
+  // worker runs jobs only while it holds one of them.
   explicit DecoderPool(unsigned threads, unsigned cpus = 0, MachinePlaces* machine_places = nullptr);
   ~DecoderPool();                          // finishes queued jobs, then joins
   DecoderPool(const DecoderPool&) = delete;

@@ -33,23 +33,19 @@ union SemArg {
   unsigned short* array;
 };
 
-std::string errno_text(int e) { return std::strerror(e); }
-
 // Makes or finds the set of `key`, checks it, and initialises it if no one has: the set's id, or
 // -1 with *why set.
 int open_checked(key_t key, unsigned places, std::string* why) {
-  const int id = semget(key, kSemaphores, IPC_CREAT | 0600);
-  if (id < 0) {
-    *why = fmt::format("semaphore set {:#x}: {}", key, errno_text(errno));
+  const auto failed = [&] {
+    *why = fmt::format("semaphore set {:#x}: {}", key, std::strerror(errno));
     return -1;
-  }
+  };
+  const int id = semget(key, kSemaphores, IPC_CREAT | 0600);
+  if (id < 0) return failed();
   semid_ds ds{};
   SemArg arg{};
   arg.buf = &ds;
-  if (semctl(id, 0, IPC_STAT, arg) != 0) {
-    *why = fmt::format("semaphore set {:#x}: {}", key, errno_text(errno));
-    return -1;
-  }
+  if (semctl(id, 0, IPC_STAT, arg) != 0) return failed();
   const uid_t me = geteuid();
   if (ds.sem_perm.cuid != me || ds.sem_perm.uid != me || (ds.sem_perm.mode & 0777) != 0600 ||
       ds.sem_nsems != kSemaphores) {
@@ -64,10 +60,7 @@ int open_checked(key_t key, unsigned places, std::string* why) {
                     {kMagic, kMagicValue, 0},
                     {kVersion, kVersionValue, 0},
                     {kPlaces, static_cast<short>(places), 0}};
-  if (semop(id, init, 4) != 0 && errno != EAGAIN) {
-    *why = fmt::format("semaphore set {:#x}: {}", key, errno_text(errno));
-    return -1;
-  }
+  if (semop(id, init, 4) != 0 && errno != EAGAIN) return failed();
   const int magic = semctl(id, kMagic, GETVAL);
   const int version = semctl(id, kVersion, GETVAL);
   if (magic != kMagicValue || version != kVersionValue) {

@@ -66,8 +66,8 @@ class MachinePlaces {
   MachinePlaces(const MachinePlaces&) = delete;
   MachinePlaces& operator=(const MachinePlaces&) = delete;
 
-  // A job's place, given back when it goes. An unheld turn (no place: sharing off, or the wait
-  // ran out) gives back nothing.
+  // A place held, given back when the turn goes (or by give_back). An unheld turn (no place:
+  // sharing off, or the wait ran out) gives back nothing.
   class Turn {
    public:
     Turn() = default;
