@@ -51,8 +51,9 @@ class HuffmanTable {
     return len | (len1 << 6) | (count << 11) | (sym1 << 13) | (sym2 << 22);
   }
 
-  // The exact libbz2 walk over a 64-bit window holding at least 20 valid bits. Returns the symbol
-  // and sets *length, or returns -1 if no code matches within 20 bits.
+  // The exact libbz2 walk over a 64-bit window holding at least 20 valid bits (beginning beyond
+  // kLutBits where no shorter code can match). Returns the symbol and sets *length, or returns -1
+  // if no code matches within 20 bits.
   int decode_slow(uint64_t window, int* length) const;
 
  private:
@@ -63,6 +64,8 @@ class HuffmanTable {
   int32_t perm_count_ = 0;
   int min_len_ = 0;
   int max_len_ = 0;
+  // The kLutBits-bit prefixes from this one up are no code of kLutBits bits or fewer.
+  uint64_t long_from_ = 0;
 };
 
 }  // namespace mibz2::bz2
