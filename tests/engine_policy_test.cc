@@ -6,6 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <latch>
 #include <mutex>
 #include <set>
@@ -362,6 +364,67 @@ TEST(DecoderPoolConcurrent, ReadAheadNeverTakesTheLastWorker) {
   EXPECT_EQ(readahead_started.load(), 1) << "read-ahead took the last worker";
   gate.release();
   EXPECT_TRUE(eventually([&] { return readahead_started.load() == 2; })) << "held-back read-ahead never ran";
+}
+
+// Voluntary context switches of this process's pool workers (threads named mibz2-dec-N): each
+// time a worker waits, whether for a job or after a wake-up that found none it may run.
+uint64_t pool_worker_waits() {
+  uint64_t total = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    if (!std::getline(comm, name) || name.rfind("mibz2-dec-", 0) != 0) continue;
+    std::ifstream status(task.path() / "status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) total += std::stoull(line.substr(24));
+  }
+  return total;
+}
+
+// With two places, read-ahead runs on one (the other is kept for demand): the other worker,
+// woken for queued read-ahead, finds it may not run it and waits again, a context switch pair
+// for nothing. It was woken by the second of a burst of submissions, and then after every
+// read-ahead job that finished with more queued.
+TEST(DecoderPoolConcurrent, NoWorkerIsWokenForReadAheadItMayNotRun) {
+  std::atomic<int> done{0};
+  {
+    DecoderPool pool(2, 2);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // both workers waiting
+    const uint64_t before = pool_worker_waits();
+    constexpr int kJobs = 80;
+    // The first job waits (once) until every job is queued, so that no submission contends with
+    // the running worker for the pool's lock (a wait too).
+    std::latch queued(1);
+    struct OpenAtExit {  // also when an assertion returns early (the pool joins its workers)
+      std::latch& l;
+      bool open = false;
+      void release() {
+        if (!open) l.count_down();
+        open = true;
+      }
+      ~OpenAtExit() { release(); }
+    } open_at_exit{queued};
+    pool.submit(Priority::kReadAhead, [&](WorkerContext&) {
+      queued.wait();
+      done.fetch_add(1);
+    });
+    for (int i = 1; i < kJobs; ++i)
+      pool.submit(Priority::kReadAhead, [&](WorkerContext&) {
+        // Busy, not asleep: the worker running the jobs never waits while it has them.
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(300);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+        done.fetch_add(1);
+      });
+    open_at_exit.release();
+    ASSERT_TRUE(eventually([&] { return done.load() == kJobs; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // every worker waiting again
+    const uint64_t waits = pool_worker_waits() - before;
+    // The worker that ran them waits at the end (and for the latch, if it comes first): one or
+    // two, and one of slack.
+    EXPECT_LE(waits, 3u) << "the pool's workers waited " << waits << " times for " << kJobs << " read-ahead jobs";
+  }
+  EXPECT_EQ(done.load(), 80);
 }
 
 TEST(DecoderPoolConcurrent, EveryWorkerRunsJobsAtOnceWithItsOwnContext) {

@@ -68,8 +68,8 @@ DecoderPool::~DecoderPool() {
   for (auto& t : workers_) t.join();
 }
 
-DecoderPool::Waiter* DecoderPool::pop_idle() {
-  if (idle_.empty() || running_ + waking_ >= running_limit_) return nullptr;
+DecoderPool::Waiter* DecoderPool::pop_idle(unsigned ahead) {
+  if (idle_.empty() || !job_for_one_more(ahead)) return nullptr;
   Waiter* w = waiters_[idle_.back()].get();
   idle_.pop_back();
   w->woken = true;
@@ -96,9 +96,9 @@ void DecoderPool::submit(Priority priority, Job job) {
   {
     std::lock_guard lk(mu_);
     queues_[static_cast<int>(priority)].push_back(std::move(job));
-    // None woken when every place is taken by a running or a woken worker: the next of them to
-    // look at the queues takes this job, and waking another would only send it back to sleep.
-    w = pop_idle();
+    // None woken when the workers already woken take every job that may start: waking another
+    // would only send it back to sleep.
+    w = pop_idle(waking_);
   }
   if (w) w->cv.notify_one();
 }
@@ -110,12 +110,30 @@ size_t DecoderPool::queued_at_or_above(Priority priority) const {
   return n;
 }
 
-int DecoderPool::next_queue() const {
-  if (running_ >= running_limit_) return -1;
-  if (!queues_[0].empty()) return 0;
-  if (!queues_[1].empty() && readahead_running_ < readahead_limit_) return 1;
-  if (!queues_[2].empty()) return 2;
+int DecoderPool::queue_for(const size_t queued[3], unsigned running, unsigned readahead_running) const {
+  if (running >= running_limit_) return -1;
+  if (queued[0]) return 0;
+  if (queued[1] && readahead_running < readahead_limit_) return 1;
+  if (queued[2]) return 2;
   return -1;
+}
+
+int DecoderPool::next_queue() const {
+  const size_t queued[3] = {queues_[0].size(), queues_[1].size(), queues_[2].size()};
+  return queue_for(queued, running_, readahead_running_);
+}
+
+bool DecoderPool::job_for_one_more(unsigned ahead) const {
+  size_t queued[3] = {queues_[0].size(), queues_[1].size(), queues_[2].size()};
+  unsigned running = running_, readahead_running = readahead_running_;
+  for (unsigned k = 0;; ++k) {
+    const int q = queue_for(queued, running, readahead_running);
+    if (q < 0) return false;
+    if (k == ahead) return true;
+    --queued[q];
+    ++running;
+    if (q == 1) ++readahead_running;
+  }
 }
 
 void DecoderPool::run(unsigned id) {
@@ -179,9 +197,12 @@ void DecoderPool::run(unsigned id) {
       free_contexts_.push_back(ctx);
       --running_;
       if (p == 1) --readahead_running_;
-      // This worker takes the next job itself; another is woken only for read-ahead that was held
-      // back while this one ran read-ahead and that a free place may now run beside it.
-      if (p == 1 && !queues_[1].empty() && running_ + 1 < running_limit_) w = pop_idle();
+      // This worker takes the next job itself; another is woken only for a job that may start
+      // beside it and beside those already woken (held-back read-ahead once this one's next job
+      // is demand, say). Waking one whenever read-ahead was held back, as before, woke the other
+      // worker of a pool of two after every read-ahead job, only to send it back to sleep: read-
+      // ahead keeps the second place for demand.
+      w = pop_idle(waking_ + 1);
     }
     if (w) w->cv.notify_one();
   }

@@ -97,12 +97,17 @@ class DecoderPool {
   // The queue a free worker takes its next job from (0 demand, 1 read-ahead, 2 background), or
   // -1 when none may run now. Requires mu_.
   int next_queue() const;
+  // The same rule on given counts: jobs queued at each priority, jobs and read-ahead jobs running.
+  int queue_for(const size_t queued[3], unsigned running, unsigned readahead_running) const;
+  // Whether a job may start for one more worker once `ahead` others (woken ones, one finishing a
+  // job) took theirs, by next_queue()'s rule. Requires mu_.
+  bool job_for_one_more(unsigned ahead) const;
 
   struct Waiter;
-  // Wakes the worker that went idle last, if any is idle and a place is free of running and woken
-  // workers. Requires mu_; the caller notifies the returned waiter (nullptr: none) after releasing
-  // it.
-  Waiter* pop_idle();
+  // Wakes the worker that went idle last, if any is idle and a job may start for it once `ahead`
+  // other workers took theirs (job_for_one_more). Requires mu_; the caller notifies the returned
+  // waiter (nullptr: none) after releasing it.
+  Waiter* pop_idle(unsigned ahead);
   // Wakes every idle worker (stopping). Requires mu_ not held.
   void wake_all_idle();
 
