@@ -11,9 +11,11 @@
 // condition variable wakes its waiters about in the order they came, so every worker of an
 // oversubscribed pool took jobs in turn: mibz2 cat -j 32 on 2 CPUs, jobs spread over 32 threads
 // the scheduler kept placing anew, left the CPUs idle a tenth of the time and ran at 0.84 of -j 2
-// (4% more CPU time, 19% more wall time). Nor are more workers woken than there are free places: a woken
-// worker can wait a millisecond for a CPU, and counted as free meanwhile, its place drew in one
-// idle worker after another.
+// (4% more CPU time, 19% more wall time). Nor is a worker woken unless a job may start for it
+// once the running and the already woken workers took theirs (a free place, and read-ahead's
+// limit below): a woken worker can wait a millisecond for a CPU, and counted as free meanwhile,
+// its place drew in one idle worker after another; and one woken for read-ahead it may not run
+// only waits again.
 //
 // No more jobs run at once than the process has CPUs (`running_limit`), however many workers it
 // was given: a decode is all CPU and cache (its inverse-BWT table is 3.6 MB), and more decodes at
