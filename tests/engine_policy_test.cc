@@ -328,30 +328,35 @@ TEST(DecoderPoolConcurrent, DemandArrivingWhileReadAheadIsQueuedJumpsAhead) {
 // Read-ahead never takes the last worker, so a demand job (a reader waiting) never waits
 // for a read-ahead decode to end. Two workers, two read-ahead jobs that hold their worker: one
 // runs, the other stays queued, and a demand job submitted then runs on the free worker.
+// Jobs wait on it until it opens, once; OpenAtExit opens it also when an assertion returns early
+// (the pool joins its workers).
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;
+  void release() {
+    {
+      std::lock_guard lk(mu);
+      open = true;
+    }
+    cv.notify_all();
+  }
+  void wait() {
+    std::unique_lock lk(mu);
+    cv.wait(lk, [this] { return open; });
+  }
+};
+struct OpenAtExit {
+  Gate& g;
+  ~OpenAtExit() { g.release(); }
+};
+
 TEST(DecoderPoolConcurrent, ReadAheadNeverTakesTheLastWorker) {
-  struct Gate {  // opened once, also when an assertion returns early (the pool joins its workers)
-    std::mutex mu;
-    std::condition_variable cv;
-    bool open = false;
-    void release() {
-      {
-        std::lock_guard lk(mu);
-        open = true;
-      }
-      cv.notify_all();
-    }
-    void wait() {
-      std::unique_lock lk(mu);
-      cv.wait(lk, [this] { return open; });
-    }
-  } gate;
+  Gate gate;
   std::atomic<int> readahead_started{0};
   std::atomic<bool> demand_ran{false};
   DecoderPool pool(2, 2);
-  struct OpenAtExit {
-    Gate& g;
-    ~OpenAtExit() { g.release(); }
-  } open_at_exit{gate};
+  OpenAtExit open_at_exit{gate};
   EXPECT_EQ(pool.readahead_workers(), 1u);
   for (int i = 0; i < 2; ++i)
     pool.submit(Priority::kReadAhead, [&](WorkerContext&) {
@@ -386,24 +391,16 @@ uint64_t pool_worker_waits() {
 // for nothing. It was woken by the second of a burst of submissions, and then after every
 // read-ahead job that finished with more queued.
 TEST(DecoderPoolConcurrent, NoWorkerIsWokenForReadAheadItMayNotRun) {
+  constexpr int kJobs = 80;
   std::atomic<int> done{0};
   {
-    DecoderPool pool(2, 2);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // both workers waiting
-    const uint64_t before = pool_worker_waits();
-    constexpr int kJobs = 80;
     // The first job waits (once) until every job is queued, so that no submission contends with
     // the running worker for the pool's lock (a wait too).
-    std::latch queued(1);
-    struct OpenAtExit {  // also when an assertion returns early (the pool joins its workers)
-      std::latch& l;
-      bool open = false;
-      void release() {
-        if (!open) l.count_down();
-        open = true;
-      }
-      ~OpenAtExit() { release(); }
-    } open_at_exit{queued};
+    Gate queued;
+    DecoderPool pool(2, 2);
+    OpenAtExit open_at_exit{queued};
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // both workers waiting
+    const uint64_t before = pool_worker_waits();
     pool.submit(Priority::kReadAhead, [&](WorkerContext&) {
       queued.wait();
       done.fetch_add(1);
@@ -416,15 +413,15 @@ TEST(DecoderPoolConcurrent, NoWorkerIsWokenForReadAheadItMayNotRun) {
         }
         done.fetch_add(1);
       });
-    open_at_exit.release();
+    queued.release();
     ASSERT_TRUE(eventually([&] { return done.load() == kJobs; }));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // every worker waiting again
     const uint64_t waits = pool_worker_waits() - before;
-    // The worker that ran them waits at the end (and for the latch, if it comes first): one or
+    // The worker that ran them waits at the end (and at the gate, if it comes first): one or
     // two, and one of slack.
     EXPECT_LE(waits, 3u) << "the pool's workers waited " << waits << " times for " << kJobs << " read-ahead jobs";
   }
-  EXPECT_EQ(done.load(), 80);
+  EXPECT_EQ(done.load(), kJobs);
 }
 
 TEST(DecoderPoolConcurrent, EveryWorkerRunsJobsAtOnceWithItsOwnContext) {
