@@ -23,11 +23,15 @@ constexpr uint32_t kSegmentTarget = 2048;
 constexpr uint32_t kMaxSegments = 1024;
 // Output chunk size: each segment wastes less than one chunk of scratch.
 constexpr uint32_t kChunk = 1024;
+// How far ahead of a lane's output the walk asks for the line it will write (see walk()). The
+// chunk storage has this much room beyond its last chunk, so the address asked for is always in it.
+constexpr uint32_t kOutputAhead = 96;
 
 // Chunk storage a one-cycle table of n entries can need: n / kChunk full chunks plus one partial
 // chunk per segment (walk() checks against it).
 uint32_t max_chunks_for(uint32_t n, uint32_t segments) { return n / kChunk + segments + 1; }
 uint32_t segments_for(uint32_t n) { return std::clamp<uint32_t>(n / kSegmentTarget, 1, kMaxSegments); }
+uint32_t chunk_storage_bytes(uint32_t chunks) { return chunks * kChunk + kOutputAhead; }
 
 }  // namespace
 
@@ -46,7 +50,7 @@ void InverseBwt::grow_scratch(uint32_t bytes) {
 void InverseBwt::reserve(uint32_t max_n) {
   grow_table(max_n);
   const uint32_t max_chunks = max_chunks_for(max_n, segments_for(max_n));
-  grow_scratch(std::max<uint32_t>(max_chunks * kChunk, (max_n + 2) * sizeof(BwtRun)));
+  grow_scratch(std::max<uint32_t>(chunk_storage_bytes(max_chunks), (max_n + 2) * sizeof(BwtRun)));
   chunks_.reserve(max_chunks);
 }
 
@@ -145,7 +149,7 @@ ErrorCode InverseBwt::walk(uint32_t n, uint32_t /*orig_ptr*/) {
   const uint32_t nseg = static_cast<uint32_t>(starts_.size());
   // Running out of chunks means some lane circles a cycle that holds no segment start.
   const uint32_t max_chunks = max_chunks_for(n, nseg);
-  grow_scratch(max_chunks * kChunk);
+  grow_scratch(chunk_storage_bytes(max_chunks));
   chunks_.clear();
   chunks_.reserve(max_chunks);
   first_chunk_.assign(nseg, kNoNext);
@@ -168,6 +172,9 @@ ErrorCode InverseBwt::walk(uint32_t n, uint32_t /*orig_ptr*/) {
     if (chunks_.size() == max_chunks) return false;
     const uint32_t c = static_cast<uint32_t>(chunks_.size());
     chunks_.push_back({c * kChunk, 0, kNoNext});
+    // The new chunk's first lines, which the lane's own ask below (ahead of its old chunk) missed.
+    __builtin_prefetch(scratch + c * kChunk, 1);
+    __builtin_prefetch(scratch + c * kChunk + 64, 1);
     chunk[l] = c;
     base[l] = c * kChunk - round;
     return true;
@@ -199,6 +206,15 @@ ErrorCode InverseBwt::walk(uint32_t n, uint32_t /*orig_ptr*/) {
     // A lane that changes chunk inside the batch gets a fresh chunk with kChunk - 1 >= batch - 1
     // bytes of room left after its first byte, so no lane can overflow before the batch ends.
     for (const uint32_t batch_end = round + batch; round != batch_end; ++round) {
+      // A lane's output line that is not in the cache when its byte is stored holds up every
+      // later store (they leave the store buffer in order) while the line is fetched; the lanes
+      // come to a new line every 64 rounds, together once every two rounds. So each round one
+      // lane, in turn, asks for the line kOutputAhead bytes ahead of its output (32 rounds
+      // apart: every line is asked for before it is written). Real JSON and the Linux source tar,
+      // mibz2 cat -j 1, AVX2 and AVX-512: 2.5 to 3% faster (farm-bench, 10 pairs, Xeon model 207);
+      // a prefetch by every lane at every step gained half as much.
+      if (const uint32_t l = round % kLanes; l < active)
+        __builtin_prefetch(scratch + (base[l] + round + kOutputAhead), 1);
       for (uint32_t l = 0; l < active;) {
         const uint32_t e = t[state[l]];
         if (e & kSegmentStartFlag) [[unlikely]] {
