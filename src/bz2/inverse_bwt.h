@@ -37,6 +37,12 @@ inline uint32_t append_bwt_run(BwtRun* runs, uint32_t k, uint32_t byte, uint32_t
   runs[k++] = make_bwt_run(byte, count);
   return k;
 }
+// The same for a count above kMaxBwtRunCount, out of line (a loop that appends mostly short runs
+// keeps its registers).
+[[gnu::noinline, gnu::cold]] inline uint32_t append_long_bwt_run(BwtRun* runs, uint32_t k, uint32_t byte,
+                                                               uint32_t count) {
+  return append_bwt_run(runs, k, byte, count);
+}
 
 class InverseBwt {
  public:

@@ -249,14 +249,16 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
     // the next literal (a different byte: its MTF index is at least 1). counts[front] takes both
     // when the next literal comes, and so does its BwtRun: consecutive literals are different
     // bytes, so no counter is read right after it was written.
-    for (uint32_t t = 0; t < m; ++t) {
-      const Literal lit = lits[t];
-      const uint32_t run = lit.run;
-      n += run;  // no overflow: n < max_len <= 900000, run < 2^23
-      // libbz2: a run that fills the block, or a literal beyond it, is kBlockTooLong.
-      if (n >= max_len) [[unlikely]] return fail_after(lit.symbol, ErrorCode::kBlockTooLong);
-      counts[front_byte] += pending + run;
-      n_runs = append_bwt_run(bwt_runs, n_runs, front_byte, pending + run);
+    // take(): a literal ends `count` bytes of the front byte (its own, once emitted, and the zero
+    // run after it), then makes its MTF move. A run too long for one BwtRun is rare, and appended
+    // out of this loop's way.
+    auto take = [&](const Literal lit, uint32_t count) MIBZ2_SYMBOLS_TARGET __attribute__((always_inline)) {
+      counts[front_byte] += count;
+      if (count <= kMaxBwtRunCount) [[likely]] {
+        bwt_runs[n_runs++] = make_bwt_run(front_byte, count);
+      } else {
+        n_runs = append_long_bwt_run(bwt_runs, n_runs, front_byte, count);
+      }
       const uint32_t index = lit.index;
 #if MIBZ2_SYMBOLS_AVX512
       if (index < 64) [[likely]] {
@@ -288,8 +290,23 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
 #else
       front_byte = mtf_move_to_front(mtf, index);
 #endif
-      ++n;
+    };
+    uint32_t t = 0;
+    // The block's first literal: no byte of the front was emitted before its run. Every later one
+    // ends the run of the literal before it and that literal's byte (`pending`, always 1 there).
+    if (pending == 0 && m > 0) {
+      n += lits[0].run + 1;  // no overflow: n < max_len <= 900000, run < 2^23
+      // libbz2: a run that fills the block, or a literal beyond it, is kBlockTooLong.
+      if (n > max_len) [[unlikely]] return fail_after(lits[0].symbol, ErrorCode::kBlockTooLong);
+      take(lits[0], lits[0].run);
       pending = 1;
+      t = 1;
+    }
+    for (; t < m; ++t) {
+      const Literal lit = lits[t];
+      n += lit.run + 1;
+      if (n > max_len) [[unlikely]] return fail_after(lits[t].symbol, ErrorCode::kBlockTooLong);
+      take(lit, lit.run + 1);
     }
     if (run_error_at < k) return fail_after(run_error_at, ErrorCode::kRunTooLong);
 
