@@ -97,6 +97,7 @@ class InverseBwt {
   uint32_t scratch_capacity_ = 0;
   std::vector<Chunk> chunks_;
   std::vector<uint32_t> starts_;        // segment start states, segment 0 first (= orig_ptr)
+  uint32_t origin_even_start_ = 0;      // the j of the even start that was the origin (0: none)
   std::vector<uint32_t> first_chunk_;   // per segment
   std::vector<uint32_t> order_;         // chunk indices in output order
 };
