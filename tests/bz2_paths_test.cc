@@ -102,8 +102,8 @@ TEST(DecoderPaths, MaximalBlocks) {
 }
 
 TEST(DecoderPaths, MtfMovesFromEveryDepth) {
-  // The vector paths keep the front of the MTF list in a register (16 bytes with AVX2, 64 with
-  // AVX-512) and shift the rest in memory in 16-byte moves: random bytes over k distinct values
+  // The vector paths keep the front of the MTF list in registers (32 and 32 more bytes with AVX2,
+  // 64 with AVX-512) and shift the rest in memory in 16-byte moves: random bytes over k distinct values
   // make MTF indices up to k - 1, so each k puts the deepest moves just at, past, or well past
   // those edges, and at every length of the last partial move.
   for (uint32_t k : {16u, 17u, 18u, 31u, 32u, 33u, 47u, 48u, 49u, 63u, 64u, 65u, 66u, 80u, 81u, 97u, 200u, 256u}) {

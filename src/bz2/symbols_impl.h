@@ -27,7 +27,11 @@
 //        mibz2 cat -j 1 paired with the 16-entry build (farm-bench, 10 pairs, Xeon); 48 in three
 //        registers (seven pshufb a move) were 0.9% slower than 32. Holding 32 entries in one ymm
 //        register (a move below 32 in three instructions, one of them lane-crossing) measured no
-//        faster than 16.
+//        faster than 16. Entries 32 to 63 live in two more xmm registers, which a move below 32
+//        leaves alone: a move from 32 to 63 (5.5% of real JSON's MTF indices) is a branch as
+//        before, but then the same four pshufb on those two and a few shifts, not a shift in
+//        memory whose loop length is another branch miss (1.8% faster on real JSON and on the
+//        Linux source tar, farm-bench 10 pairs, Xeon model 207).
 // An error met in pass 2 (run or block too long) is reported where the old one-pass loop reported
 // it: the bit position right after that symbol, found by decoding the group again up to it.
 
@@ -147,9 +151,13 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
   // mtf[0..63] live in `front`; mtf[64..255] in memory.
   __m512i front = _mm512_loadu_si512(mtf);
 #elif MIBZ2_SYMBOLS_AVX2
-  // mtf[0..15] live in `front`, mtf[16..31] in `front_hi`; mtf[32..255] in memory.
+  // mtf[0..15] live in `front`, mtf[16..31] in `front_hi`, mtf[32..63] in `back` and `back_hi`;
+  // mtf[64..255] in memory.
   __m128i front = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mtf));
   __m128i front_hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mtf + 16));
+  __m128i back = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mtf + 32));
+  __m128i back_hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mtf + 48));
+  const __m128i byte0 = _mm_cvtsi32_si128(0xFF);
 #endif
 
   for (int group = 0;;) {
@@ -280,10 +288,24 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
                                 _mm_shuffle_epi8(front, _mm_load_si128(c + 3)));
         front = lo;
         front_byte = static_cast<uint8_t>(_mm_cvtsi128_si32(front));
+      } else if (index < 64) {
+        // The move of index - 32 within (back, back_hi) puts the byte first in back; then it goes
+        // to the front, and front_hi's last byte takes its place.
+        const __m128i* const c = reinterpret_cast<const __m128i*>(kMtf32.c[index - 32]);
+        const __m128i moved = _mm_or_si128(_mm_shuffle_epi8(back, _mm_load_si128(c)),
+                                           _mm_shuffle_epi8(back_hi, _mm_load_si128(c + 1)));
+        back_hi = _mm_or_si128(_mm_shuffle_epi8(back_hi, _mm_load_si128(c + 2)),
+                               _mm_shuffle_epi8(back, _mm_load_si128(c + 3)));
+        back = _mm_or_si128(_mm_andnot_si128(byte0, moved), _mm_srli_si128(front_hi, 15));
+        front_hi = _mm_alignr_epi8(front_hi, front, 15);
+        front = _mm_or_si128(_mm_slli_si128(front, 1), _mm_and_si128(moved, byte0));
+        front_byte = static_cast<uint8_t>(_mm_cvtsi128_si32(moved));
       } else {
         front_byte = mtf[index];
-        shift_up_one(mtf, 32, index);
-        mtf[32] = static_cast<uint8_t>(_mm_extract_epi8(front_hi, 15));
+        shift_up_one(mtf, 64, index);
+        mtf[64] = static_cast<uint8_t>(_mm_extract_epi8(back_hi, 15));
+        back_hi = _mm_alignr_epi8(back_hi, back, 15);
+        back = _mm_alignr_epi8(back, front_hi, 15);
         front_hi = _mm_alignr_epi8(front_hi, front, 15);
         front = _mm_insert_epi8(_mm_slli_si128(front, 1), static_cast<int>(front_byte), 0);
       }
