@@ -79,7 +79,7 @@ struct Mtf32Controls {
 inline constexpr Mtf32Controls kMtf32{};
 
 // mtf[from..to) moved up by one byte to mtf[from + 1..to], from the top down in 16-byte moves,
-// for an MTF move behind the part of the list held in registers (from = 32 or 64): the bytes
+// for an MTF move behind the part of the list held in registers (from = 64 on both paths): the bytes
 // below `from` in memory are stale then, and up to 15 of them, never below mtf[from - 16], are
 // overwritten. libc's memmove here was 6.7% of a single-thread decode of real JSON with AVX2
 // (15% of its MTF indices are 16 or more: a call, and its size dispatch, for each).
