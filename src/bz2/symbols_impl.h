@@ -78,6 +78,15 @@ struct Mtf32Controls {
 };
 inline constexpr Mtf32Controls kMtf32{};
 
+// Moves entry i (< 32) of the 32 held in lo (0..15) and hi (16..31) to the front (kMtf32).
+MIBZ2_SYMBOLS_TARGET inline void mtf32_move(__m128i& lo, __m128i& hi, uint32_t i) {
+  const __m128i* const c = reinterpret_cast<const __m128i*>(kMtf32.c[i]);
+  const __m128i new_lo =
+      _mm_or_si128(_mm_shuffle_epi8(lo, _mm_load_si128(c)), _mm_shuffle_epi8(hi, _mm_load_si128(c + 1)));
+  hi = _mm_or_si128(_mm_shuffle_epi8(hi, _mm_load_si128(c + 2)), _mm_shuffle_epi8(lo, _mm_load_si128(c + 3)));
+  lo = new_lo;
+}
+
 // mtf[from..to) moved up by one byte to mtf[from + 1..to], from the top down in 16-byte moves,
 // for an MTF move behind the part of the list held in registers (from = 64 on both paths): the bytes
 // below `from` in memory are stale then, and up to 15 of them, never below mtf[from - 16], are
@@ -281,21 +290,13 @@ MIBZ2_SYMBOLS_TARGET Error decode_symbols(BitReader& reader, SymbolContext& cx, 
       front_byte = static_cast<uint8_t>(_mm512_cvtsi512_si32(front));
 #elif MIBZ2_SYMBOLS_AVX2
       if (index < 32) [[likely]] {
-        const __m128i* const c = reinterpret_cast<const __m128i*>(kMtf32.c[index]);
-        const __m128i lo = _mm_or_si128(_mm_shuffle_epi8(front, _mm_load_si128(c)),
-                                        _mm_shuffle_epi8(front_hi, _mm_load_si128(c + 1)));
-        front_hi = _mm_or_si128(_mm_shuffle_epi8(front_hi, _mm_load_si128(c + 2)),
-                                _mm_shuffle_epi8(front, _mm_load_si128(c + 3)));
-        front = lo;
+        mtf32_move(front, front_hi, index);
         front_byte = static_cast<uint8_t>(_mm_cvtsi128_si32(front));
       } else if (index < 64) {
         // The move of index - 32 within (back, back_hi) puts the byte first in back; then it goes
         // to the front, and front_hi's last byte takes its place.
-        const __m128i* const c = reinterpret_cast<const __m128i*>(kMtf32.c[index - 32]);
-        const __m128i moved = _mm_or_si128(_mm_shuffle_epi8(back, _mm_load_si128(c)),
-                                           _mm_shuffle_epi8(back_hi, _mm_load_si128(c + 1)));
-        back_hi = _mm_or_si128(_mm_shuffle_epi8(back_hi, _mm_load_si128(c + 2)),
-                               _mm_shuffle_epi8(back, _mm_load_si128(c + 3)));
+        mtf32_move(back, back_hi, index - 32);
+        const __m128i moved = back;
         back = _mm_or_si128(_mm_andnot_si128(byte0, moved), _mm_srli_si128(front_hi, 15));
         front_hi = _mm_alignr_epi8(front_hi, front, 15);
         front = _mm_or_si128(_mm_slli_si128(front, 1), _mm_and_si128(moved, byte0));
